@@ -6,7 +6,8 @@
 
 #include <cstdlib>
 
-namespace edgetensor::test {
+namespace edgetensor::test
+{
 
 std::set<int> open_fds()
 {

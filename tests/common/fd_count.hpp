@@ -7,7 +7,8 @@
 #include <set>
 #include <string>
 
-namespace edgetensor::test {
+namespace edgetensor::test
+{
 
 /// The fd numbers open in this process (the directory fd used to read them excluded).
 std::set<int> open_fds();

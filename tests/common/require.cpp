@@ -4,7 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace edgetensor::test {
+namespace edgetensor::test
+{
 
 bool dma_required()
 {

@@ -8,7 +8,8 @@
 #include <edgetensor/tensor.hpp>
 #include <gtest/gtest.h>
 
-namespace edgetensor::test {
+namespace edgetensor::test
+{
 
 /// True when EDGETENSOR_TEST_REQUIRE_DMA=1.
 bool dma_required();

@@ -13,9 +13,11 @@
 
 using namespace edgetensor;
 
-namespace {
+namespace
+{
 
-class ScopedEnv {
+class ScopedEnv
+{
 public:
     ScopedEnv(const char* name, const char* value) : name_(name)
     {
@@ -70,7 +72,8 @@ TEST(AllocChain, ExplicitDmaFailsClearlyWithoutProvider_Negative)
     EXPECT_EQ(t.error().code(), ErrorCode::Unavailable);
     EXPECT_NE(t.error().message().find("TensorMemory::Dma"), std::string::npos)
         << t.error().message();
-    auto img = Tensor<uint8_t>::image(64, 64, PixelFormat::Nv12, CpuAccess::None, TensorMemory::Dma);
+    auto img =
+        Tensor<uint8_t>::image(64, 64, PixelFormat::Nv12, CpuAccess::None, TensorMemory::Dma);
     ASSERT_FALSE(img);
 }
 
@@ -103,8 +106,8 @@ TEST(AllocChain, ExplicitBackends)
     EXPECT_EQ(shm->memory(), TensorMemory::Shm);
     EXPECT_GE(shm->fd(), 0);
     EXPECT_TRUE(fcntl(shm->fd(), F_GETFD) & FD_CLOEXEC);
-    auto shm_img = Tensor<uint8_t>::image(64, 8, PixelFormat::Grey, CpuAccess::Write,
-                                          TensorMemory::Shm);
+    auto shm_img =
+        Tensor<uint8_t>::image(64, 8, PixelFormat::Grey, CpuAccess::Write, TensorMemory::Shm);
     ASSERT_TRUE(shm_img);
     EXPECT_EQ(shm_img->memory(), TensorMemory::Shm);
     auto pbo = Tensor<uint8_t>::create({4}, TensorMemory::Pbo);

@@ -12,7 +12,8 @@ using namespace edgetensor;
 using edgetensor::test::describe_fds;
 using edgetensor::test::open_fds;
 
-namespace {
+namespace
+{
 
 void cycle(TensorMemory memory, int rounds)
 {

@@ -18,7 +18,8 @@
 using namespace edgetensor;
 using edgetensor::test::open_fds;
 
-namespace {
+namespace
+{
 
 UniqueFd make_memfd(size_t size, unsigned flags = MFD_CLOEXEC)
 {
@@ -30,7 +31,8 @@ UniqueFd make_memfd(size_t size, unsigned flags = MFD_CLOEXEC)
 
 uint32_t fs_magic_of(int fd)
 {
-    struct statfs s {};
+    struct statfs s {
+    };
     fstatfs(fd, &s);
     return static_cast<uint32_t>(s.f_type);
 }
@@ -206,8 +208,8 @@ TEST(FromFd, FromFdImageWithPlaneOffsets)
 {
     // A foreign NV12 buffer: 16x4 luma at offset 64 with pitch 32, chroma at 256 with pitch 32.
     UniqueFd fd = make_memfd(512);
-    auto* p = static_cast<uint8_t*>(
-        mmap(nullptr, 512, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0));
+    auto* p =
+        static_cast<uint8_t*>(mmap(nullptr, 512, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0));
     for (int i = 0; i < 512; ++i)
         p[i] = uint8_t(i);
     const PlaneLayout planes[2] = {{64, 32}, {256, 32}};

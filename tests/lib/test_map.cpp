@@ -112,8 +112,8 @@ TEST(Map, MapKeepsStorageAliveAndResetIsInert)
 
 TEST(Map, SemiPlanarMapSpansBothPlanes)
 {
-    auto t = Tensor<uint8_t>::image(32, 16, PixelFormat::Nv12, CpuAccess::ReadWrite,
-                                    TensorMemory::Mem);
+    auto t =
+        Tensor<uint8_t>::image(32, 16, PixelFormat::Nv12, CpuAccess::ReadWrite, TensorMemory::Mem);
     ASSERT_TRUE(t);
     auto m = t->map();
     ASSERT_TRUE(m);

@@ -7,7 +7,8 @@
 
 using namespace edgetensor;
 
-namespace {
+namespace
+{
 
 struct StrideCase {
     PixelFormat format;
@@ -112,8 +113,8 @@ TEST(ConfigureImage, SmallerSemiPlanarReusesAlignedPitch)
     EXPECT_EQ(*t->row_stride(), 640u);
     EXPECT_EQ(t->dyn().plane_layout(1)->offset, 640u * 240);
     // Too tall for the kept pitch: recomputed to the rule's pitch instead.
-    auto small = Tensor<uint8_t>::image(64, 64, PixelFormat::Nv12, CpuAccess::ReadWrite,
-                                        TensorMemory::Mem);
+    auto small =
+        Tensor<uint8_t>::image(64, 64, PixelFormat::Nv12, CpuAccess::ReadWrite, TensorMemory::Mem);
     ASSERT_TRUE(small);
     ASSERT_TRUE(small->configure_image(64, 64, PixelFormat::Nv12));
     EXPECT_EQ(*small->row_stride(), 64u);
@@ -131,8 +132,8 @@ TEST(ConfigureImage, ViewsCannotBeReconfigured_Negative)
 
 TEST(ConfigureImage, ShmImageAlsoFollowsTheRule)
 {
-    auto t = Tensor<uint8_t>::image(322, 10, PixelFormat::Rgba, CpuAccess::ReadWrite,
-                                    TensorMemory::Shm);
+    auto t =
+        Tensor<uint8_t>::image(322, 10, PixelFormat::Rgba, CpuAccess::ReadWrite, TensorMemory::Shm);
     ASSERT_TRUE(t);
     EXPECT_EQ(*t->row_stride(), 1288u);
     ASSERT_TRUE(t->configure_image(321, 10, PixelFormat::Rgba));

@@ -99,7 +99,8 @@ TEST(PixelFormatInfoTest, LayoutsAndFourcc)
 
 TEST(ColorimetryTest, PackLayout)
 {
-    Colorimetry c{ColorSpace::Bt709, ColorTransfer::Srgb, ColorEncoding::Bt601, ColorRange::Limited};
+    Colorimetry c{ColorSpace::Bt709, ColorTransfer::Srgb, ColorEncoding::Bt601,
+                  ColorRange::Limited};
     EXPECT_EQ(c.pack(), 1u | 2u << 8 | 1u << 16 | 2u << 24);
     Colorimetry u;
     ASSERT_TRUE(Colorimetry::unpack(c.pack(), &u));
@@ -114,8 +115,7 @@ TEST(ColorimetryTest, EveryAxisValueRoundTrips)
         for (int t = 0; t <= 5; ++t)
             for (int e = 0; e <= 3; ++e)
                 for (int r = 0; r <= 2; ++r) {
-                    Colorimetry c{ColorSpace(s), ColorTransfer(t), ColorEncoding(e),
-                                  ColorRange(r)};
+                    Colorimetry c{ColorSpace(s), ColorTransfer(t), ColorEncoding(e), ColorRange(r)};
                     Colorimetry back;
                     ASSERT_TRUE(Colorimetry::unpack(c.pack(), &back));
                     EXPECT_EQ(back, c);
@@ -126,10 +126,10 @@ TEST(ColorimetryTest, UnpackRejectsUnknownCodes_Negative)
 {
     Colorimetry c{ColorSpace::Bt2020, {}, {}, {}};
     const Colorimetry before = c;
-    EXPECT_FALSE(Colorimetry::unpack(5u, &c));        // space 5
-    EXPECT_FALSE(Colorimetry::unpack(6u << 8, &c));   // transfer 6
-    EXPECT_FALSE(Colorimetry::unpack(4u << 16, &c));  // encoding 4
-    EXPECT_FALSE(Colorimetry::unpack(3u << 24, &c));  // range 3
+    EXPECT_FALSE(Colorimetry::unpack(5u, &c));       // space 5
+    EXPECT_FALSE(Colorimetry::unpack(6u << 8, &c));  // transfer 6
+    EXPECT_FALSE(Colorimetry::unpack(4u << 16, &c)); // encoding 4
+    EXPECT_FALSE(Colorimetry::unpack(3u << 24, &c)); // range 3
     EXPECT_EQ(c, before);
     EXPECT_EQ(Colorimetry{}.to_string(), "unspecified");
 }

@@ -10,11 +10,11 @@
 
 using namespace edgetensor;
 
-namespace {
+namespace
+{
 
 // Fills every byte of the allocation with a position code so windows can be checked.
-template <typename T>
-void fill_pattern(const Tensor<T>& t)
+template <typename T> void fill_pattern(const Tensor<T>& t)
 {
     auto m = t.map_write();
     ASSERT_TRUE(m);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "edgetensor/colorimetry.hpp"
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 bool Colorimetry::unpack(uint32_t packed, Colorimetry* out) noexcept
 {

@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 std::string_view error_code_name(ErrorCode code) noexcept
 {

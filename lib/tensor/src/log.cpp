@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
-namespace edgetensor {
-namespace {
+namespace edgetensor
+{
+namespace
+{
 
 struct Rule {
     std::string category; // "*" matches all
@@ -93,7 +95,8 @@ void set_log_level(LogLevel level) noexcept
     g_override.store(static_cast<int>(level), std::memory_order_relaxed);
 }
 
-namespace detail {
+namespace detail
+{
 
 LogLevel log_threshold(const char* category) noexcept
 {

@@ -7,7 +7,8 @@
 
 #include "edgetensor/log.hpp"
 
-namespace edgetensor::detail {
+namespace edgetensor::detail
+{
 
 /// Level threshold for `category` (from EDGETENSOR_DEBUG or set_log_level()).
 LogLevel log_threshold(const char* category) noexcept;
@@ -20,7 +21,7 @@ void log_message(LogLevel level, const char* category, const char* fmt, ...) noe
 #define ET_LOG(level, category, ...)                                                               \
     do {                                                                                           \
         if (static_cast<int>(level) <=                                                             \
-            static_cast<int>(::edgetensor::detail::log_threshold(category)))                      \
+            static_cast<int>(::edgetensor::detail::log_threshold(category)))                       \
             ::edgetensor::detail::log_message(level, category, __VA_ARGS__);                       \
     } while (0)
 

@@ -11,10 +11,13 @@
 #include <cstring>
 #include <new>
 
-namespace edgetensor::detail {
-namespace {
+namespace edgetensor::detail
+{
+namespace
+{
 
-class MemStorage final : public Storage {
+class MemStorage final : public Storage
+{
 public:
     MemStorage(uint8_t* data, size_t capacity, CpuAccess access)
         : Storage(capacity, access), data_(data)

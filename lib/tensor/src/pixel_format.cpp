@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <array>
 
-namespace edgetensor {
-namespace {
+namespace edgetensor
+{
+namespace
+{
 
 constexpr uint32_t fourcc(char a, char b, char c, char d)
 {

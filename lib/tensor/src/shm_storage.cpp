@@ -18,10 +18,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace edgetensor::detail {
-namespace {
+namespace edgetensor::detail
+{
+namespace
+{
 
-class ShmStorage final : public Storage {
+class ShmStorage final : public Storage
+{
 public:
     ShmStorage(UniqueFd fd, uint8_t* base, size_t capacity, bool writable, CpuAccess access,
                const char* provider)

@@ -17,9 +17,11 @@
 #include <string_view>
 #include <utility>
 
-namespace edgetensor::detail {
+namespace edgetensor::detail
+{
 
-class Storage {
+class Storage
+{
 public:
     Storage(size_t capacity, CpuAccess declared) : capacity_(capacity), declared_(declared) {}
     virtual ~Storage() = default;

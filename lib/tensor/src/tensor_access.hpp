@@ -12,7 +12,8 @@
 #include <string_view>
 #include <vector>
 
-namespace edgetensor::detail {
+namespace edgetensor::detail
+{
 
 struct TensorAccess {
     static const std::shared_ptr<Storage>& storage(const TensorDyn& t) noexcept

@@ -16,9 +16,12 @@
 #include <limits>
 #include <sys/stat.h>
 
-namespace edgetensor {
-namespace detail {
-namespace {
+namespace edgetensor
+{
+namespace detail
+{
+namespace
+{
 
 std::atomic<uint64_t> g_next_identity{1};
 
@@ -114,10 +117,7 @@ StorageResult allocate_storage(const AllocRequest& req, std::optional<TensorMemo
             auto r = allocate_dma(req);
             if (!r)
                 return make_error(r.error().code(),
-                                  "TensorMemory::Dma was requested but no DMA-BUF provider could "
-                                  "allocate " +
-                                      std::to_string(req.bytes) +
-                                      " bytes: " + r.error().message());
+                                  "TensorMemory::Dma was requested: " + r.error().message());
             return r;
         }
         case TensorMemory::Pbo:
@@ -153,7 +153,8 @@ TensorDyn TensorAccess::wrap(std::shared_ptr<Storage> storage, DType dtype, Shap
     t.access_ = storage->declared_access();
     t.storage_ = std::move(storage);
     t.dtype_ = dtype;
-    t.strides_ = strides.empty() ? contiguous_strides(shape, dtype_size(dtype)) : std::move(strides);
+    t.strides_ =
+        strides.empty() ? contiguous_strides(shape, dtype_size(dtype)) : std::move(strides);
     t.shape_ = std::move(shape);
     t.offset_ = offset;
     t.name_ = name.empty() ? "tensor-" + std::to_string(t.identity_->id) : std::string(name);
@@ -247,12 +248,13 @@ std::optional<size_t> TensorDyn::row_stride() const noexcept
 Result<PlaneLayout> TensorDyn::plane_layout(size_t i) const
 {
     if (i == 0)
-        return PlaneLayout{offset_, row_stride().value_or(strides_.empty() ? 0 : size_t(strides_[0]))};
+        return PlaneLayout{offset_,
+                           row_stride().value_or(strides_.empty() ? 0 : size_t(strides_[0]))};
     if (i == 1 && chroma_)
         return PlaneLayout{chroma_->offset, chroma_->stride};
     return make_error(ErrorCode::InvalidArgument, "tensor has no plane " + std::to_string(i) +
-                                                      " (it has " +
-                                                      std::to_string(plane_count()) + ")");
+                                                      " (it has " + std::to_string(plane_count()) +
+                                                      ")");
 }
 
 int TensorDyn::plane_fd(size_t i) const noexcept
@@ -289,10 +291,11 @@ Result<std::pair<uint64_t, uint64_t>> TensorDyn::stat_identity(size_t plane) con
 {
     const int fd = plane_fd(plane);
     if (fd < 0)
-        return make_error(ErrorCode::NotSupported,
-                          "plane " + std::to_string(plane) + " of tensor '" + name_ +
-                              "' has no fd, so no kernel identity");
-    struct stat st {};
+        return make_error(ErrorCode::NotSupported, "plane " + std::to_string(plane) +
+                                                       " of tensor '" + name_ +
+                                                       "' has no fd, so no kernel identity");
+    struct stat st {
+    };
     if (::fstat(fd, &st) != 0)
         return unexpected(Error::io(errno, "fstat of the tensor's fd failed"));
     return std::pair<uint64_t, uint64_t>{uint64_t(st.st_dev), uint64_t(st.st_ino)};
@@ -339,9 +342,10 @@ Result<TensorDyn> TensorDyn::view(const Region& r) const
     switch (info->layout) {
     case PixelLayout::Packed:
         if (r.x % info->chroma_h_sub != 0 || r.width % info->chroma_h_sub != 0)
-            return make_error(ErrorCode::InvalidArgument,
-                              std::string(info->name) +
-                                  " views must start and end on a 2-pixel boundary (shared chroma)");
+            return make_error(
+                ErrorCode::InvalidArgument,
+                std::string(info->name) +
+                    " views must start and end on a 2-pixel boundary (shared chroma)");
         v.offset_ += r.y * size_t(strides_[0]) + r.x * size_t(strides_[1]);
         v.shape_ = {r.height, r.width, shape_[2]};
         break;
@@ -356,8 +360,8 @@ Result<TensorDyn> TensorDyn::view(const Region& r) const
                                   (info->chroma_h_sub == 2 ? "even" : "any") + ", y " +
                                   (info->chroma_v_sub == 2 ? "even" : "any") + ")");
         v.offset_ += r.y * size_t(strides_[0]) + r.x;
-        v.chroma_->offset += (r.y / info->chroma_v_sub) * chroma_->stride +
-                             (r.x / info->chroma_h_sub) * 2;
+        v.chroma_->offset +=
+            (r.y / info->chroma_v_sub) * chroma_->stride + (r.x / info->chroma_h_sub) * 2;
         v.shape_ = {image_total_rows(format_, r.height), r.width};
         break;
     }
@@ -379,8 +383,8 @@ Result<TensorDyn> TensorDyn::batch(size_t n) const
                           "batch of a semi-planar image is not defined; use view()");
     if (n >= shape_[0])
         return make_error(ErrorCode::BatchIndexOutOfBounds,
-                          "batch index " + std::to_string(n) + " is out of bounds for N = " +
-                              std::to_string(shape_[0]));
+                          "batch index " + std::to_string(n) +
+                              " is out of bounds for N = " + std::to_string(shape_[0]));
     TensorDyn b = *this;
     b.offset_ += n * size_t(strides_[0]);
     b.shape_.erase(b.shape_.begin());
@@ -397,10 +401,10 @@ Result<void> TensorDyn::reshape(const Shape& shape)
         return make_error(ErrorCode::InvalidArgument, "reshape of an empty tensor");
     const auto n = checked_len(shape);
     if (!n || *n != len())
-        return make_error(ErrorCode::InvalidShape,
-                          "cannot reshape " + shape_string(shape_) + " (" + std::to_string(len()) +
-                              " elements) to " + shape_string(shape) +
-                              ": the element count must stay the same");
+        return make_error(ErrorCode::InvalidShape, "cannot reshape " + shape_string(shape_) + " (" +
+                                                       std::to_string(len()) + " elements) to " +
+                                                       shape_string(shape) +
+                                                       ": the element count must stay the same");
     if (!is_contiguous() || (chroma_ && chroma_->storage != storage_))
         return make_error(ErrorCode::NotSupported,
                           "reshape needs a contiguous tensor; " + shape_string(shape_) +
@@ -440,10 +444,9 @@ Result<void> TensorDyn::set_logical_shape(const Shape& shape)
 
 Unexpected TensorDyn::dtype_mismatch(DType wanted) const
 {
-    return make_error(ErrorCode::DTypeMismatch, "tensor '" + name_ + "' holds " +
-                                                    std::string(dtype_name(dtype_)) +
-                                                    " elements, not " +
-                                                    std::string(dtype_name(wanted)));
+    return make_error(ErrorCode::DTypeMismatch,
+                      "tensor '" + name_ + "' holds " + std::string(dtype_name(dtype_)) +
+                          " elements, not " + std::string(dtype_name(wanted)));
 }
 
 bool is_dma_available() noexcept

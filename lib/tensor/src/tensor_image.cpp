@@ -10,12 +10,14 @@
 
 #include <limits>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 using detail::shape_string;
 using detail::TensorAccess;
 
-namespace {
+namespace
+{
 
 struct ImageGeometry {
     PixelFormatInfo info;
@@ -30,9 +32,9 @@ Result<PixelFormatInfo> check_image_args(size_t width, size_t height, PixelForma
 {
     const auto info = pixel_format_info(format);
     if (!info)
-        return make_error(ErrorCode::InvalidArgument,
-                          "pixel format code " + std::to_string(uint32_t(format)) +
-                              " is not an image format");
+        return make_error(ErrorCode::InvalidArgument, "pixel format code " +
+                                                          std::to_string(uint32_t(format)) +
+                                                          " is not an image format");
     if (width == 0 || height == 0)
         return make_error(ErrorCode::InvalidShape, "image size " + std::to_string(width) + "x" +
                                                        std::to_string(height) +
@@ -93,8 +95,8 @@ Result<TensorDyn> TensorDyn::image(size_t width, size_t height, PixelFormat form
     ImageGeometry geo = host_geo;
     const bool may_dma = !memory || *memory == TensorMemory::Dma;
     if (may_dma) {
-        auto r = detail::allocate_storage({dma_geo.total_bytes, name, access},
-                                          TensorMemory::Dma, true);
+        auto r =
+            detail::allocate_storage({dma_geo.total_bytes, name, access}, TensorMemory::Dma, true);
         if (r) {
             storage = std::move(*r);
             geo = dma_geo;
@@ -105,8 +107,7 @@ Result<TensorDyn> TensorDyn::image(size_t width, size_t height, PixelFormat form
     if (!storage) {
         // Auto-selection for images skips Shm: it buys an image nothing Mem does not.
         auto r = detail::allocate_storage({host_geo.total_bytes, name, access},
-                                          memory ? memory : std::optional(TensorMemory::Mem),
-                                          true);
+                                          memory ? memory : std::optional(TensorMemory::Mem), true);
         if (!r)
             return unexpected(std::move(r).error());
         storage = std::move(*r);
@@ -115,11 +116,10 @@ Result<TensorDyn> TensorDyn::image(size_t width, size_t height, PixelFormat form
         return make_error(ErrorCode::AllocationFailed, "internal: DMA image without an aligned "
                                                        "stride");
 
-    TensorDyn t = TensorAccess::wrap(std::move(storage), dtype, image_shape(format, width, height),
-                                     detail::image_strides(format, height, geo.row_stride, elem),
-                                     0, name);
-    TensorAccess::set_image(t, format, width, height, access, geo.chroma_offset,
-                            geo.chroma_stride);
+    TensorDyn t =
+        TensorAccess::wrap(std::move(storage), dtype, image_shape(format, width, height),
+                           detail::image_strides(format, height, geo.row_stride, elem), 0, name);
+    TensorAccess::set_image(t, format, width, height, access, geo.chroma_offset, geo.chroma_stride);
     return t;
 }
 
@@ -209,26 +209,26 @@ Result<TensorDyn> TensorDyn::from_fd_image(UniqueFd fd, size_t width, size_t hei
         const size_t crow = chroma_row_bytes(*info, width);
         chroma_off = planes.size() == 2 ? planes[1].offset : off0 + stride0 * height;
         chroma_stride = planes.size() == 2 && planes[1].stride ? planes[1].stride
-                        : info->chroma_h_sub == 1                ? 2 * stride0
-                                                                 : stride0;
+                        : info->chroma_h_sub == 1              ? 2 * stride0
+                                                               : stride0;
         if (chroma_stride < crow)
-            return make_error(ErrorCode::InvalidArgument,
-                              "chroma stride " + std::to_string(chroma_stride) +
-                                  " is narrower than a chroma row (" + std::to_string(crow) +
-                                  " bytes)");
+            return make_error(ErrorCode::InvalidArgument, "chroma stride " +
+                                                              std::to_string(chroma_stride) +
+                                                              " is narrower than a chroma row (" +
+                                                              std::to_string(crow) + " bytes)");
         end1 = chroma_off + (chroma_rows(*info, height) - 1) * chroma_stride + crow;
     }
     if (end0 > capacity || end1 > capacity || end0 < off0)
         return make_error(ErrorCode::InsufficientCapacity,
                           std::string(info->name) + " " + std::to_string(width) + "x" +
-                              std::to_string(height) + " with the given offsets and strides needs " +
+                              std::to_string(height) +
+                              " with the given offsets and strides needs " +
                               std::to_string(end0 > end1 ? end0 : end1) +
                               " bytes but the buffer holds " + std::to_string(capacity));
 
-    TensorDyn t = TensorAccess::wrap(std::move(*storage), dtype,
-                                     image_shape(format, width, height),
-                                     detail::image_strides(format, height, stride0, elem), off0,
-                                     name);
+    TensorDyn t =
+        TensorAccess::wrap(std::move(*storage), dtype, image_shape(format, width, height),
+                           detail::image_strides(format, height, stride0, elem), off0, name);
     TensorAccess::set_image(t, format, width, height, access, chroma_off, chroma_stride);
     return t;
 }

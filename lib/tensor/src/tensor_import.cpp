@@ -17,9 +17,12 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-namespace edgetensor {
-namespace detail {
-namespace {
+namespace edgetensor
+{
+namespace detail
+{
+namespace
+{
 
 constexpr uint32_t kDmaBufMagic = 0x444d4142;
 constexpr uint32_t kTmpfsMagic = 0x01021994;
@@ -64,14 +67,16 @@ const char* magic_name(uint32_t magic)
 
 StorageResult import_storage(UniqueFd fd, CpuAccess access)
 {
-    struct statfs sfs {};
+    struct statfs sfs {
+    };
     if (::fstatfs(fd.get(), &sfs) != 0)
         return unexpected(Error::io(errno, "fstatfs on the imported fd failed"));
     // f_type's width and signedness vary by libc and target; truncating to u32 is lossless
     // for every magic and keeps values like hugetlbfs' 0x958458f6 from sign-extending.
     const uint32_t magic = static_cast<uint32_t>(sfs.f_type);
 
-    struct stat st {};
+    struct stat st {
+    };
     if (::fstat(fd.get(), &st) != 0)
         return unexpected(Error::io(errno, "fstat on the imported fd failed"));
     const size_t size = st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;

@@ -10,7 +10,8 @@
 #include <optional>
 #include <string>
 
-namespace edgetensor::detail {
+namespace edgetensor::detail
+{
 
 struct IdentityToken {
     uint64_t id;

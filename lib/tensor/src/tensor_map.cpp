@@ -11,12 +11,15 @@
 #include <algorithm>
 #include <atomic>
 
-namespace edgetensor {
-namespace {
+namespace edgetensor
+{
+namespace
+{
 
 std::atomic<uint64_t> g_unplanned{0};
 
-class StorageMapGuard final : public detail::MapGuard {
+class StorageMapGuard final : public detail::MapGuard
+{
 public:
     explicit StorageMapGuard(CpuAccess access) : access_(access) {}
     ~StorageMapGuard() override
@@ -39,7 +42,8 @@ private:
 
 } // namespace
 
-namespace detail {
+namespace detail
+{
 void warn_mutable_access_through_read_map() noexcept
 {
     ET_LOG_ERROR("map", "mutable access through a read map refused (map with CpuAccess::Write or "

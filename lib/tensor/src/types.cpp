@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "edgetensor/types.hpp"
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 std::string_view dtype_name(DType t) noexcept
 {

@@ -5,7 +5,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 void UniqueFd::reset(int fd) noexcept
 {

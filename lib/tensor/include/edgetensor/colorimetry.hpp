@@ -8,7 +8,8 @@
 #include <cstdint>
 #include <string>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 enum class ColorSpace : uint8_t { Unspecified = 0, Bt709 = 1, Bt2020 = 2, Srgb = 3, Smpte170m = 4 };
 enum class ColorTransfer : uint8_t {

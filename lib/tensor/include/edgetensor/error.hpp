@@ -13,7 +13,8 @@
 #include <utility>
 #include <variant>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 enum class ErrorCode : uint32_t {
     InvalidArgument = 1,
@@ -37,7 +38,8 @@ enum class ErrorCode : uint32_t {
 /// Human-readable name of an error code ("InvalidShape", ...).
 std::string_view error_code_name(ErrorCode code) noexcept;
 
-class Error {
+class Error
+{
 public:
     Error(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
@@ -75,8 +77,8 @@ inline Unexpected make_error(ErrorCode code, std::string message)
 /// A value or an Error, with the interface of std::expected<T, Error>.
 /// Accessing the wrong alternative is a programming error (it aborts in debug builds
 /// through std::get's checks; never UB in release because std::get checks the index).
-template <typename T>
-class [[nodiscard]] Result {
+template <typename T> class [[nodiscard]] Result
+{
 public:
     using value_type = T;
 
@@ -84,11 +86,11 @@ public:
     Result(Unexpected u) : v_(std::in_place_index<1>, std::move(u.error)) {}
     Result(Error e) : v_(std::in_place_index<1>, std::move(e)) {}
     template <typename U>
-        requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::decay_t<U>, T> &&
-                 !std::is_same_v<std::decay_t<U>, Unexpected> &&
-                 !std::is_same_v<std::decay_t<U>, Error> &&
-                 !std::is_same_v<std::decay_t<U>, Result>)
-    Result(U&& value) : v_(std::in_place_index<0>, T(std::forward<U>(value)))
+    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
+             !std::is_same_v<std::decay_t<U>, Unexpected> &&
+             !std::is_same_v<std::decay_t<U>, Error> && !std::is_same_v<std::decay_t<U>, Result>)
+        Result(U&& value)
+        : v_(std::in_place_index<0>, T(std::forward<U>(value)))
     {
     }
 
@@ -108,8 +110,7 @@ public:
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
 
-    template <typename U>
-    T value_or(U&& other) const&
+    template <typename U> T value_or(U&& other) const&
     {
         return has_value() ? value() : static_cast<T>(std::forward<U>(other));
     }
@@ -118,8 +119,8 @@ private:
     std::variant<T, Error> v_;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
+template <> class [[nodiscard]] Result<void>
+{
 public:
     using value_type = void;
 

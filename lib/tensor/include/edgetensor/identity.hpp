@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <memory>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
-namespace detail {
+namespace detail
+{
 struct IdentityToken;
 }
 
@@ -15,7 +17,8 @@ struct IdentityToken;
 /// batches of a tensor share it. The id is process-unique and increases monotonically.
 /// The identity holds no strong reference: is_alive() turns false once the last tensor
 /// sharing it is gone, so caches can detect stale entries without keeping buffers alive.
-class BufferIdentity {
+class BufferIdentity
+{
 public:
     BufferIdentity() = default;
 
@@ -31,9 +34,7 @@ public:
 
 private:
     friend class TensorDyn;
-    BufferIdentity(uint64_t id, std::weak_ptr<const void> weak) : id_(id), weak_(std::move(weak))
-    {
-    }
+    BufferIdentity(uint64_t id, std::weak_ptr<const void> weak) : id_(id), weak_(std::move(weak)) {}
 
     uint64_t id_ = 0;
     std::weak_ptr<const void> weak_;

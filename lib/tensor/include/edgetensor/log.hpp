@@ -5,7 +5,8 @@
 
 #pragma once
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 enum class LogLevel : int { None = 0, Error = 1, Warning = 2, Info = 3, Debug = 4, Trace = 5 };
 

@@ -10,7 +10,8 @@
 #include <string_view>
 #include <vector>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 /// Image pixel format. Values are wire codes (TensorDesc.format): 0 means "not an image";
 /// new formats are appended, never renumbered.
@@ -44,13 +45,13 @@ enum class PixelLayout : uint32_t {
 
 struct PixelFormatInfo {
     PixelFormat format;
-    std::string_view name;  ///< "RGB", "NV12", ...
+    std::string_view name; ///< "RGB", "NV12", ...
     PixelLayout layout;
-    uint32_t channels;      ///< logical channels (YUV formats count 3; YUYV packs 2 bytes/pixel)
+    uint32_t channels; ///< logical channels (YUV formats count 3; YUYV packs 2 bytes/pixel)
     uint32_t bytes_per_pixel_plane0; ///< per-pixel element count in plane 0 (RGB 3, YUYV 2, NV12 1)
-    uint32_t chroma_h_sub;  ///< horizontal chroma subsampling (1 = none)
-    uint32_t chroma_v_sub;  ///< vertical chroma subsampling (1 = none)
-    uint32_t drm_fourcc;    ///< DRM FourCC, 0 where DRM has none
+    uint32_t chroma_h_sub;           ///< horizontal chroma subsampling (1 = none)
+    uint32_t chroma_v_sub;           ///< vertical chroma subsampling (1 = none)
+    uint32_t drm_fourcc;             ///< DRM FourCC, 0 where DRM has none
 };
 
 /// Layout facts for `format`; nullopt for PixelFormat::None or an unknown code.

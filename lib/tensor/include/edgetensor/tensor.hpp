@@ -17,10 +17,11 @@
 
 #include <utility>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
-template <typename T>
-class Tensor {
+template <typename T> class Tensor
+{
 public:
     using value_type = T;
     static constexpr DType kDType = dtype_of_v<T>;
@@ -34,9 +35,8 @@ public:
         return wrap(TensorDyn::create(kDType, shape, memory, name));
     }
     /// See TensorDyn::image.
-    static Result<Tensor> image(size_t width, size_t height, PixelFormat format,
-                                CpuAccess access, std::optional<TensorMemory> memory = {},
-                                std::string_view name = {})
+    static Result<Tensor> image(size_t width, size_t height, PixelFormat format, CpuAccess access,
+                                std::optional<TensorMemory> memory = {}, std::string_view name = {})
     {
         return wrap(TensorDyn::image(width, height, format, kDType, access, memory, name));
     }
@@ -46,8 +46,7 @@ public:
         return wrap(TensorDyn::from_fd(std::move(fd), kDType, shape, name));
     }
     /// See TensorDyn::from_planes.
-    static Result<Tensor> from_planes(const Tensor& luma, const Tensor& chroma,
-                                      PixelFormat format)
+    static Result<Tensor> from_planes(const Tensor& luma, const Tensor& chroma, PixelFormat format)
     {
         return wrap(TensorDyn::from_planes(luma.dyn_, chroma.dyn_, format));
     }

@@ -24,9 +24,11 @@
 struct EdgeTensorDesc;
 struct DLManagedTensor;
 
-namespace edgetensor {
+namespace edgetensor
+{
 
-namespace detail {
+namespace detail
+{
 class Storage;
 struct IdentityToken;
 struct TensorAccess;
@@ -41,7 +43,8 @@ struct PlaneLayout {
     size_t stride = 0;
 };
 
-class TensorDyn {
+class TensorDyn
+{
 public:
     /// An empty tensor: no storage, no shape. Most calls on it return errors.
     TensorDyn() = default;
@@ -166,8 +169,7 @@ public:
     Result<TensorMap<uint8_t>> map_mut() const { return map_with(CpuAccess::ReadWrite); }
 
     /// Typed map; DTypeMismatch unless T matches dtype().
-    template <typename T>
-    Result<TensorMap<T>> map_as(CpuAccess access) const
+    template <typename T> Result<TensorMap<T>> map_as(CpuAccess access) const
     {
         using E = std::remove_const_t<T>;
         if (dtype_of_v<E> != dtype_)

@@ -15,11 +15,14 @@
 #include <type_traits>
 #include <utility>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
-namespace detail {
+namespace detail
+{
 /// Ends the CPU access of every storage a map covers when destroyed.
-class MapGuard {
+class MapGuard
+{
 public:
     virtual ~MapGuard() = default;
 };
@@ -34,7 +37,8 @@ struct MappedPlane {
 };
 
 /// The untyped core of a map. Move-only; a moved-from map is inert.
-class RawMap {
+class RawMap
+{
 public:
     static constexpr size_t kMaxPlanes = 2;
 
@@ -85,8 +89,8 @@ private:
 /// A typed map. `T` const (TensorMap<const U>, what map_read() returns) exposes only const
 /// data. A TensorMap<U> obtained with CpuAccess::Read refuses mutable access: its non-const
 /// data() returns an empty span and logs an error; use cdata() to read.
-template <typename T>
-class TensorMap {
+template <typename T> class TensorMap
+{
     using Elem = std::remove_const_t<T>;
 
 public:

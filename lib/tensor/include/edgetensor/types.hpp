@@ -8,7 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
 /// Element type. The numeric values are wire codes (TensorDesc.dtype) and never change.
 enum class DType : uint32_t {
@@ -67,21 +68,41 @@ struct Float16 {
     uint16_t bits;
 };
 
-template <typename T>
-struct dtype_of;
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::U8; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = DType::I8; };
-template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::U16; };
-template <> struct dtype_of<int16_t> { static constexpr DType value = DType::I16; };
-template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::U32; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::I32; };
-template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::U64; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::I64; };
-template <> struct dtype_of<Float16> { static constexpr DType value = DType::F16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::F32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::F64; };
-template <typename T>
-inline constexpr DType dtype_of_v = dtype_of<T>::value;
+template <typename T> struct dtype_of;
+template <> struct dtype_of<uint8_t> {
+    static constexpr DType value = DType::U8;
+};
+template <> struct dtype_of<int8_t> {
+    static constexpr DType value = DType::I8;
+};
+template <> struct dtype_of<uint16_t> {
+    static constexpr DType value = DType::U16;
+};
+template <> struct dtype_of<int16_t> {
+    static constexpr DType value = DType::I16;
+};
+template <> struct dtype_of<uint32_t> {
+    static constexpr DType value = DType::U32;
+};
+template <> struct dtype_of<int32_t> {
+    static constexpr DType value = DType::I32;
+};
+template <> struct dtype_of<uint64_t> {
+    static constexpr DType value = DType::U64;
+};
+template <> struct dtype_of<int64_t> {
+    static constexpr DType value = DType::I64;
+};
+template <> struct dtype_of<Float16> {
+    static constexpr DType value = DType::F16;
+};
+template <> struct dtype_of<float> {
+    static constexpr DType value = DType::F32;
+};
+template <> struct dtype_of<double> {
+    static constexpr DType value = DType::F64;
+};
+template <typename T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
 /// Where a tensor's bytes live. Dma is the platform buffer (Linux DMA-BUF).
 enum class TensorMemory : uint32_t {

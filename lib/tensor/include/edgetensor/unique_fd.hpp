@@ -7,9 +7,11 @@
 
 #include <utility>
 
-namespace edgetensor {
+namespace edgetensor
+{
 
-class UniqueFd {
+class UniqueFd
+{
 public:
     UniqueFd() noexcept = default;
     /// Adopts `fd` (closed on destruction). A negative value makes an empty UniqueFd.
