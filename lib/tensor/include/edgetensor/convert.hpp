@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+//
+// The conversion engine: a camera frame (YUV or RGB family, any stride, optionally cropped)
+// to an NPU-ready tensor in one pass: colour conversion with the frame's colorimetry, resize,
+// letterbox, layout (HWC/CHW), dtype and per-channel normalisation.
+//
+// A Converter is configured once (per caps) and run per frame. It owns its worker threads and
+// its scratch memory, so run() allocates nothing. One Converter must not run() from two threads
+// at once; distinct Converters are independent.
+//
+// Sampling convention (what the tests compare against):
+//  - Output pixel (x, y) of the content rectangle samples the source (crop) at
+//    sx = (x + 0.5) * crop_w / content_w - 0.5 (half-pixel centres), same for y; bilinear
+//    interpolates the two neighbours, nearest takes floor(sx + 0.5) of that position (i.e.
+//    floor((x + 0.5) * crop_w / content_w)). Samples are clamped to the crop rectangle.
+//  - Subsampled chroma is first expanded to full resolution by replication (each chroma sample
+//    covers its 2x1 or 2x2 luma block, as libyuv and most hardware do), then resampled like luma.
+//    Resampling happens on the YUV planes, before colour conversion, so only output pixels are
+//    converted.
+//  - YUV -> RGB uses the exact matrix in floating point (BT.601/709/2020 Kr/Kb; limited range
+//    Y 16..235, C 16..240; full range Y 0..255, C (x - 128) / 255), clamped to [0, 255], then
+//    rounded for integer outputs. GRAY output is full-range luma (Y expanded for YUV sources,
+//    0.299 R + 0.587 G + 0.114 B for RGB sources).
+//  - Integer outputs round half up. Normalisation is (v - mean[c]) / std[c] with v in [0, 255]
+//    (unrounded), mean/std in output channel order; float dtypes only. int8 is v - 128.
+//  - Alpha: RGBA/BGRA sources keep theirs (resampled); every other source gives 255. Letterbox
+//    padding is `fill`, put through the same dtype/normalisation as the picture.
+
+#pragma once
+
+#include "edgetensor/colorimetry.hpp"
+#include "edgetensor/error.hpp"
+#include "edgetensor/tensor_dyn.hpp"
+#include "edgetensor/types.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+namespace edgetensor
+{
+
+/// Source frame formats the engine reads. Names follow GStreamer's video format names.
+enum class ConvertFormat : uint32_t {
+    Nv12 = 0,  ///< Y plane + interleaved UV plane, 4:2:0
+    Nv21,      ///< Y plane + interleaved VU plane, 4:2:0
+    Nv16,      ///< Y plane + interleaved UV plane, 4:2:2
+    Nv24,      ///< Y plane + interleaved UV plane, 4:4:4
+    I420,      ///< Y, U, V planes, 4:2:0
+    Yuy2,      ///< packed Y0 U Y1 V
+    Uyvy,      ///< packed U Y0 V Y1
+    Vyuy,      ///< packed V Y0 U Y1
+    Rgb,       ///< packed R G B
+    Bgr,       ///< packed B G R
+    Rgba,      ///< packed R G B A
+    Bgra,      ///< packed B G R A
+    Rgbx,      ///< packed R G B, padding byte
+    Bgrx,      ///< packed B G R, padding byte
+    Gray8,     ///< one luma plane (full range)
+    PlanarRgb, ///< R, G, B planes (GStreamer RGBP)
+};
+inline constexpr uint32_t kConvertFormatCount = 16;
+
+/// What the output tensor holds per pixel.
+enum class OutputFormat : uint32_t { Rgb = 0, Bgr, Rgba, Bgra, Gray };
+
+/// HWC: [H, W, C] (channels interleaved). CHW: [C, H, W] (one plane per channel).
+enum class TensorLayout : uint32_t { Hwc = 0, Chw };
+
+enum class ResizeMethod : uint32_t { Nearest = 0, Bilinear };
+
+/// "NV12", "I420", "YUY2", "RGBx", "GRAY8", "RGBP", ... (GStreamer's names).
+std::string_view convert_format_name(ConvertFormat f) noexcept;
+/// Inverse of convert_format_name (case-sensitive, GStreamer spelling).
+std::optional<ConvertFormat> convert_format_from_name(std::string_view name) noexcept;
+/// The engine format of a tensor image format; nullopt when the engine cannot read it.
+std::optional<ConvertFormat> convert_format_from_pixel_format(PixelFormat f) noexcept;
+/// Number of memory planes a frame of `f` has (1, 2 or 3).
+size_t convert_format_planes(ConvertFormat f) noexcept;
+/// True for the YUV family (the ones whose colour conversion uses a matrix).
+bool convert_format_is_yuv(ConvertFormat f) noexcept;
+
+/// "RGB", "BGR", "RGBA", "BGRA", "GRAY".
+std::string_view output_format_name(OutputFormat f) noexcept;
+std::optional<OutputFormat> output_format_from_name(std::string_view name) noexcept;
+/// 3, 3, 4, 4, 1.
+size_t output_format_channels(OutputFormat f) noexcept;
+/// "hwc", "chw".
+std::string_view tensor_layout_name(TensorLayout l) noexcept;
+std::optional<TensorLayout> tensor_layout_from_name(std::string_view name) noexcept;
+/// "nearest", "bilinear".
+std::string_view resize_method_name(ResizeMethod m) noexcept;
+std::optional<ResizeMethod> resize_method_from_name(std::string_view name) noexcept;
+
+/// One memory plane of a source frame: its first byte (top-left pixel of the frame) and its
+/// row pitch in bytes. Borrowed for the duration of Converter::run().
+struct SourcePlane {
+    const uint8_t* data = nullptr;
+    size_t stride = 0;
+};
+
+/// A source frame as raw planes (what a GstVideoFrame gives). Format and size are the
+/// Converter's configuration; planes beyond convert_format_planes() are ignored.
+struct SourceFrame {
+    std::array<SourcePlane, 3> planes{};
+};
+
+/// The output as raw memory: first byte of the first element, the pitch of one row in bytes,
+/// and for CHW the distance between channel planes in bytes (ignored for HWC).
+struct DestFrame {
+    uint8_t* data = nullptr;
+    size_t row_stride = 0;
+    size_t plane_stride = 0;
+};
+
+struct ConvertConfig {
+    ConvertFormat src_format = ConvertFormat::Nv12;
+    size_t src_width = 0;
+    size_t src_height = 0;
+    /// Matrix and range come from here; unspecified axes are resolved the way GStreamer 1.22's
+    /// video-info defaults do (see resolve_yuv_colorimetry) and the resolution is logged once
+    /// per Converter. Ignored for RGB-family and GRAY8 sources.
+    Colorimetry src_colorimetry{};
+    /// The part of the source to convert; nullopt = the whole frame. Any pixel offset.
+    std::optional<Region> crop;
+
+    /// Output size; 0 = the crop's size in that dimension.
+    size_t dst_width = 0;
+    size_t dst_height = 0;
+    OutputFormat dst_format = OutputFormat::Rgb;
+    TensorLayout layout = TensorLayout::Hwc;
+    /// U8, I8, F16 or F32.
+    DType dtype = DType::U8;
+    /// Per output channel (output order, e.g. B G R for Bgr), in the 0..255 domain. Only float
+    /// dtypes may normalise; std must be non-zero and finite.
+    std::array<float, 4> mean{0.f, 0.f, 0.f, 0.f};
+    std::array<float, 4> std{1.f, 1.f, 1.f, 1.f};
+
+    ResizeMethod method = ResizeMethod::Bilinear;
+    /// Keep the aspect ratio: scale to fit, centre, fill the rest with `fill`.
+    bool letterbox = false;
+    /// Padding colour as R, G, B, A in 0..255 (before normalisation), whatever the output order.
+    std::array<uint8_t, 4> fill{0, 0, 0, 255};
+
+    /// Worker threads including the caller; 0 = one per hardware thread.
+    size_t threads = 1;
+};
+
+/// Where the picture lands in the output (reported for letterbox; also set without it).
+struct ConvertGeometry {
+    /// The source rectangle read (the crop, or the whole frame).
+    Region source;
+    /// The output rectangle the picture fills; the rest is padding.
+    Region content;
+    /// content size / source size per axis: what the resampler applies.
+    double scale_x = 1.0;
+    double scale_y = 1.0;
+    /// With letterbox, min(dst_w / src_w, dst_h / src_h) (scale_x and scale_y equal it up to
+    /// the rounding of the content size); without letterbox 1.
+    double scale = 1.0;
+    size_t pad_left = 0;
+    size_t pad_top = 0;
+    size_t pad_right = 0;
+    size_t pad_bottom = 0;
+};
+
+/// Computes the output geometry for a source rectangle and an output size. Pure function,
+/// shared with the element (which reports it as properties). Letterbox: scale = min of the
+/// axis ratios, content size = round(src * scale) (at least 1), padding split with the odd
+/// pixel on the right/bottom.
+ConvertGeometry compute_convert_geometry(const Region& source, size_t dst_width, size_t dst_height,
+                                         bool letterbox) noexcept;
+
+/// Resolves unspecified colorimetry axes of a YUV frame the way GStreamer 1.22's video-info
+/// defaults do: a missing matrix comes from the primaries when they name a standard
+/// (bt709, bt2020, smpte170m), else from the frame height (> 576 lines: BT.709, else BT.601);
+/// a missing range is limited. Sets `*guessed` when anything was filled in.
+Colorimetry resolve_yuv_colorimetry(const Colorimetry& c, size_t width, size_t height,
+                                    bool* guessed = nullptr) noexcept;
+
+class Converter
+{
+public:
+    /// Validates `config` and prepares tables, scratch memory and threads. Errors:
+    /// InvalidArgument (zero sizes, crop outside the frame, bad mean/std, normalisation with an
+    /// integer dtype), NotSupported (dtype other than U8/I8/F16/F32), AllocationFailed.
+    static Result<Converter> create(const ConvertConfig& config);
+
+    /// A moved-from Converter is inert: run() on it returns InvalidArgument; other accessors
+    /// must not be called.
+    Converter(Converter&&) noexcept;
+    Converter& operator=(Converter&&) noexcept;
+    Converter(const Converter&) = delete;
+    Converter& operator=(const Converter&) = delete;
+    ~Converter();
+
+    const ConvertConfig& config() const noexcept;
+    const ConvertGeometry& geometry() const noexcept;
+    /// The colorimetry actually applied (resolved); unspecified for RGB-family sources.
+    const Colorimetry& applied_colorimetry() const noexcept;
+    /// Threads actually used (>= 1).
+    size_t threads() const noexcept;
+    size_t dst_width() const noexcept;
+    size_t dst_height() const noexcept;
+    /// [H, W, C] for HWC, [C, H, W] for CHW (C = 1 for GRAY).
+    Shape output_shape() const;
+    /// Minimal row pitch / plane pitch in bytes of a tight output.
+    size_t min_row_stride() const noexcept;
+    size_t min_plane_stride() const noexcept;
+
+    /// Converts one frame. Errors: InvalidArgument (null plane, stride shorter than a row,
+    /// destination pitch too small).
+    Result<void> run(const SourceFrame& src, const DestFrame& dst);
+
+    /// Converts a tensor image (a view is fine) into a tensor. `src` must be an image whose
+    /// format maps to the configured one and whose size equals the configured size (its
+    /// colorimetry is not consulted: the configured one wins). `dst` must have output_shape()
+    /// (a leading batch dimension of 1 is accepted) and the configured dtype, with a contiguous
+    /// innermost dimension (HWC: pixels may be padded per row).
+    Result<void> run(const TensorDyn& src, const TensorDyn& dst);
+
+    /// Allocates a tight output tensor for this converter (generic tensor chain, or `memory`).
+    Result<TensorDyn> allocate_output(std::optional<TensorMemory> memory = {}) const;
+
+    struct Impl;
+
+private:
+    explicit Converter(std::unique_ptr<Impl> impl) noexcept;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// IEEE binary16 <-> binary32 (round to nearest even), as the engine writes F16 outputs.
+uint16_t float_to_half(float f) noexcept;
+float half_to_float(uint16_t h) noexcept;
+
+} // namespace edgetensor
