@@ -31,13 +31,13 @@ std::shared_ptr<const IdentityToken> mint_identity()
         IdentityToken{g_next_identity.fetch_add(1, std::memory_order_relaxed)});
 }
 
-bool force_mem()
+} // namespace
+
+bool force_mem() noexcept
 {
     const char* v = std::getenv("EDGETENSOR_FORCE_MEM");
     return v && std::strcmp(v, "1") == 0;
 }
-
-} // namespace
 
 std::optional<size_t> checked_len(const Shape& shape)
 {

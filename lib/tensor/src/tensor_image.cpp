@@ -93,7 +93,8 @@ Result<TensorDyn> TensorDyn::image(size_t width, size_t height, PixelFormat form
 
     std::shared_ptr<detail::Storage> storage;
     ImageGeometry geo = host_geo;
-    const bool may_dma = !memory || *memory == TensorMemory::Dma;
+    // EDGETENSOR_FORCE_MEM=1 short-circuits auto-selection only; an explicit request wins.
+    const bool may_dma = memory ? *memory == TensorMemory::Dma : !detail::force_mem();
     if (may_dma) {
         auto r =
             detail::allocate_storage({dma_geo.total_bytes, name, access}, TensorMemory::Dma, true);

@@ -17,6 +17,9 @@ struct IdentityToken {
     uint64_t id;
 };
 
+/// True when EDGETENSOR_FORCE_MEM=1 (read on every call: tests and tools set it at run time).
+bool force_mem() noexcept;
+
 /// Walks the allocation chain: explicit `memory` only; else EDGETENSOR_FORCE_MEM=1 -> Mem;
 /// else Dma -> Shm -> Mem for generic tensors, Dma -> Mem for images.
 StorageResult allocate_storage(const AllocRequest& req, std::optional<TensorMemory> memory,
