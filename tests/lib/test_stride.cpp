@@ -45,7 +45,7 @@ TEST(StrideRule, HostAndDmaPolicies)
         {PixelFormat::Nv12, 322, 384, 384},
         {PixelFormat::Nv12, 640, 640, 640},
         {PixelFormat::Nv16, 321, 384, 384},
-        {PixelFormat::Nv24, 322, 384, 384},
+        {PixelFormat::Nv24, 322, 704, 704}, // chroma row: 644 bytes
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(std::string(pixel_format_name(c.format)) + " width " +

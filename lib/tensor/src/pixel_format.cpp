@@ -89,9 +89,10 @@ size_t natural_row_bytes(PixelFormat format, size_t width, size_t elem_size) noe
     case PixelLayout::Planar:
         return width * elem_size;
     case PixelLayout::SemiPlanar: {
-        // NV12/NV16 chroma rows hold ceil(W/2) interleaved UV pairs, one byte wider than
-        // the luma row for odd widths. NV24's full-width chroma row is two pitches long.
-        const size_t chroma = i->chroma_h_sub == 1 ? width : 2 * ((width + 1) / 2);
+        // Both planes share one pitch, so a row must hold the wider of the luma row and the
+        // interleaved chroma row: ceil(W/2) UV pairs for NV12/NV16 (one byte more than the
+        // luma row at odd widths), W pairs for NV24.
+        const size_t chroma = 2 * ((width + i->chroma_h_sub - 1) / i->chroma_h_sub);
         return std::max(width, chroma) * elem_size;
     }
     }
@@ -129,7 +130,7 @@ size_t image_total_rows(PixelFormat format, size_t height) noexcept
     case PixelLayout::SemiPlanar:
         if (i->chroma_v_sub == 2)
             return height + (height + 1) / 2;
-        return i->chroma_h_sub == 2 ? 2 * height : 3 * height;
+        return 2 * height; // NV16 and NV24: full-height chroma
     }
     return 0;
 }
@@ -145,7 +146,8 @@ std::vector<size_t> image_shape(PixelFormat format, size_t width, size_t height)
     case PixelLayout::Planar:
         return {i->channels, height, width};
     case PixelLayout::SemiPlanar:
-        return {image_total_rows(format, height), width};
+        // A byte view of both planes: every row is one pitch that holds a luma or a chroma row.
+        return {image_total_rows(format, height), natural_row_bytes(format, width)};
     }
     return {};
 }

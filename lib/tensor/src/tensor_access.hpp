@@ -21,6 +21,13 @@ struct TensorAccess {
         return t.storage_;
     }
 
+    /// The storage of a semi-planar image's chroma plane (the same object as storage() when
+    /// both planes share one buffer); null for other tensors.
+    static std::shared_ptr<Storage> chroma_storage(const TensorDyn& t) noexcept
+    {
+        return t.chroma_ ? t.chroma_->storage : nullptr;
+    }
+
     /// A tensor over `storage` with a fresh BufferIdentity (an allocation or an import).
     /// `strides` empty means contiguous. The caller has validated that the window
     /// [offset, offset + extent) lies inside the storage.

@@ -362,7 +362,7 @@ Result<TensorDyn> TensorDyn::view(const Region& r) const
         v.offset_ += r.y * size_t(strides_[0]) + r.x;
         v.chroma_->offset +=
             (r.y / info->chroma_v_sub) * chroma_->stride + (r.x / info->chroma_h_sub) * 2;
-        v.shape_ = {image_total_rows(format_, r.height), r.width};
+        v.shape_ = image_shape(format_, r.width, r.height);
         break;
     }
     v.width_ = r.width;

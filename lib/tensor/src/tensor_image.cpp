@@ -57,8 +57,7 @@ ImageGeometry geometry(const PixelFormatInfo& info, size_t height, size_t row_st
     ImageGeometry g{info, row_stride, row_stride * image_total_rows(info.format, height), 0, 0};
     if (info.layout == PixelLayout::SemiPlanar) {
         g.chroma_offset = row_stride * height;
-        // NV24's chroma row (2W bytes) spans two pitches of the [3H, W] layout.
-        g.chroma_stride = info.chroma_h_sub == 1 ? 2 * row_stride : row_stride;
+        g.chroma_stride = row_stride; // one pitch for both planes
     }
     return g;
 }
@@ -209,9 +208,7 @@ Result<TensorDyn> TensorDyn::from_fd_image(UniqueFd fd, size_t width, size_t hei
     if (semi) {
         const size_t crow = chroma_row_bytes(*info, width);
         chroma_off = planes.size() == 2 ? planes[1].offset : off0 + stride0 * height;
-        chroma_stride = planes.size() == 2 && planes[1].stride ? planes[1].stride
-                        : info->chroma_h_sub == 1              ? 2 * stride0
-                                                               : stride0;
+        chroma_stride = planes.size() == 2 && planes[1].stride ? planes[1].stride : stride0;
         if (chroma_stride < crow)
             return make_error(ErrorCode::InvalidArgument, "chroma stride " +
                                                               std::to_string(chroma_stride) +

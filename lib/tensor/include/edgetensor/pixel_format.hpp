@@ -35,8 +35,9 @@ inline constexpr uint32_t kPixelFormatMaxCode = 11;
 /// How the planes of a format sit in memory.
 ///  - Packed: one plane, channels interleaved; tensor shape [H, W, C].
 ///  - Planar: one plane per channel, each H rows; tensor shape [C, H, W].
-///  - SemiPlanar: a luma plane of H rows followed by an interleaved chroma plane;
-///    tensor shape [H + chroma_rows, W] in bytes (NV12: [H*3/2, W]).
+///  - SemiPlanar: a luma plane of H rows followed by an interleaved chroma plane, both with
+///    one pitch; tensor shape [H + chroma_rows, row_bytes] where row_bytes is the wider of the
+///    luma and chroma rows (NV12 even width: [H*3/2, W]; NV16: [2H, W]; NV24: [2H, 2W]).
 enum class PixelLayout : uint32_t {
     Packed = 0,
     Planar = 1,

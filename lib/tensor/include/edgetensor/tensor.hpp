@@ -6,10 +6,12 @@
 #pragma once
 
 #include "edgetensor/colorimetry.hpp"
+#include "edgetensor/element_format.hpp"
 #include "edgetensor/error.hpp"
 #include "edgetensor/identity.hpp"
 #include "edgetensor/log.hpp"
 #include "edgetensor/pixel_format.hpp"
+#include "edgetensor/tensor_desc.h"
 #include "edgetensor/tensor_dyn.hpp"
 #include "edgetensor/tensor_map.hpp"
 #include "edgetensor/types.hpp"
