@@ -104,7 +104,11 @@ demo)
     dir=${BUILD_DIR:-build}
     setup "$dir" -Dbuildtype=release
     log "running the demo"
-    exec "$dir/examples/edgetensor-demo"
+    "$dir/examples/edgetensor-demo"
+    if [ -x tools/demo-pipeline.sh ] && [ -d "$dir/gst" ]; then
+        log "running the camera-to-tensor pipeline"
+        tools/demo-pipeline.sh "$dir" "$dir/out.png"
+    fi
     ;;
 test)
     install_deps
@@ -118,7 +122,7 @@ asan)
     setup "$dir" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
         -Dbuildtype=debug -Dbenchmarks=disabled
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        run_tests "$dir" --no-suite vm --no-suite bench --timeout-multiplier 4
+        run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --timeout-multiplier 4
     ;;
 tsan)
     install_deps
