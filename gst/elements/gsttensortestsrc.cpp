@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: MIT
+//
+// tensortestsrc: patterned frames in edgetensor pool buffers.
+
+/**
+ * SECTION:element-tensortestsrc
+ * @title: tensortestsrc
+ *
+ * Produces patterned `video/x-raw` or `other/tensors` frames in buffers of a
+ * #GstEdgeTensorBufferPool, so pipelines and tests have a DMA-BUF producer that is ours. On a
+ * host without a DMA-BUF provider the frames live in shared memory (memory type
+ * "edgetensor-shm"); every buffer carries a #GstEdgeTensorMeta either way.
+ *
+ * Downstream that offers a #GstEdgeTensorBufferPool in the ALLOCATION query gets its pool used;
+ * otherwise the element makes its own. When downstream cannot read GstVideoMeta and 64-byte
+ * aligned DMA-BUF rows would differ from GStreamer's default layout, the element falls back to
+ * shared memory in the default layout rather than hand out frames nobody can read.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 tensortestsrc num-buffers=100 ! fakesink
+ * gst-launch-1.0 tensortestsrc is-live=true pattern=checkers !
+ * video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1 ! fakesink gst-launch-1.0
+ * tensortestsrc ! other/tensors,types=float32,dimensions=3:224:224:1 ! fakesink
+ * ]|
+ */
+
+#include "gsttensortestsrc.h"
+
+#include "glib_raii.hpp"
+#include "internal.hpp"
+
+#include <gst/edgetensor/edgetensor.h>
+#include <gst/video/video.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+GST_DEBUG_CATEGORY_STATIC(gst_tensor_test_src_debug);
+#define GST_CAT_DEFAULT gst_tensor_test_src_debug
+
+namespace
+{
+
+namespace eg = edgetensor::gst;
+using edgetensor::DType;
+
+constexpr GstTensorTestSrcPattern DEFAULT_PATTERN = GST_TENSOR_TEST_SRC_GRADIENT;
+constexpr gboolean DEFAULT_IS_LIVE = FALSE;
+constexpr GstEdgeTensorMemoryKind DEFAULT_MEMORY = GST_EDGE_TENSOR_MEMORY_AUTO;
+constexpr guint DEFAULT_MIN_BUFFERS = 4;
+constexpr guint DEFAULT_MAX_BUFFERS = 0;
+constexpr guint MAX_POOL_BUFFERS = 64;
+constexpr gint DEFAULT_WIDTH = 320;
+constexpr gint DEFAULT_HEIGHT = 240;
+constexpr gint DEFAULT_FPS = 30;
+constexpr const char* DEFAULT_TENSOR_DIMENSIONS = "3:320:240:1";
+
+enum {
+    PROP_0,
+    PROP_PATTERN,
+    PROP_IS_LIVE,
+    PROP_MEMORY,
+    PROP_MIN_BUFFERS,
+    PROP_MAX_BUFFERS,
+};
+
+#define VIDEO_FORMATS                                                                              \
+    "{ NV12, NV21, NV16, NV24, I420, YV12, YUY2, UYVY, VYUY, RGB, BGR, RGBA, BGRA, RGBx, BGRx, "   \
+    "GRAY8, RGBP }"
+
+GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS("video/x-raw, format = (string) " VIDEO_FORMATS
+                    ", width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], "
+                    "framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                    "other/tensors, num_tensors = (int) 1, format = (string) static, "
+                    "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
+
+struct Settings {
+    GstTensorTestSrcPattern pattern = DEFAULT_PATTERN;
+    gboolean is_live = DEFAULT_IS_LIVE;
+    GstEdgeTensorMemoryKind memory = DEFAULT_MEMORY;
+    guint min_buffers = DEFAULT_MIN_BUFFERS;
+    guint max_buffers = DEFAULT_MAX_BUFFERS;
+};
+
+struct Streaming {
+    bool configured = false;
+    bool is_video = false;
+    GstVideoInfo vinfo{};
+    eg::TensorCaps tensor;
+    gint fps_n = 0;
+    gint fps_d = 1;
+    guint64 n_frames = 0;
+};
+
+// One C++ state object per element: settings under the object lock, streaming state under mu.
+struct State {
+    Settings settings;
+    std::mutex mu;
+    Streaming streaming;
+};
+
+} // namespace
+
+struct _GstTensorTestSrc {
+    GstPushSrc parent;
+    State* state;
+};
+
+G_DEFINE_TYPE(GstTensorTestSrc, gst_tensor_test_src, GST_TYPE_PUSH_SRC)
+GST_ELEMENT_REGISTER_DEFINE(tensortestsrc, "tensortestsrc", GST_RANK_NONE, GST_TYPE_TENSOR_TEST_SRC)
+
+GType gst_tensor_test_src_pattern_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_TEST_SRC_GRADIENT, "Horizontal colour ramp scrolling one pixel per frame",
+         "gradient"},
+        {GST_TENSOR_TEST_SRC_CHECKERS, "8x8 black and white squares", "checkers"},
+        {GST_TENSOR_TEST_SRC_BLACK, "Solid black", "black"},
+        {GST_TENSOR_TEST_SRC_WHITE, "Solid white", "white"},
+        {GST_TENSOR_TEST_SRC_FRAME_COUNTER, "Every byte of frame n holds n modulo 256",
+         "frame-counter"},
+        {0, nullptr, nullptr},
+    };
+    if (g_once_init_enter(&type)) {
+        GType t = g_enum_register_static("GstTensorTestSrcPattern", values);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
+
+namespace
+{
+
+State& state_of(gpointer self)
+{
+    return *GST_TENSOR_TEST_SRC(self)->state;
+}
+
+Settings settings_snapshot(GstTensorTestSrc* self)
+{
+    eg::ObjectLockGuard lock(self);
+    return self->state->settings;
+}
+
+// ---- patterns ------------------------------------------------------------------------------
+
+struct Rgb {
+    guint8 r, g, b;
+};
+
+Rgb pattern_rgb(GstTensorTestSrcPattern p, gint x, gint y, guint64 n)
+{
+    switch (p) {
+    case GST_TENSOR_TEST_SRC_GRADIENT:
+        return {guint8((guint64(x) + n) & 0xff), guint8(y & 0xff), 128};
+    case GST_TENSOR_TEST_SRC_CHECKERS: {
+        const guint8 v = ((x / 8 + y / 8) & 1) ? 255 : 0;
+        return {v, v, v};
+    }
+    case GST_TENSOR_TEST_SRC_WHITE:
+        return {255, 255, 255};
+    case GST_TENSOR_TEST_SRC_BLACK:
+    case GST_TENSOR_TEST_SRC_FRAME_COUNTER:
+        break;
+    }
+    return {0, 0, 0};
+}
+
+void fill_frame_counter(GstVideoFrame* frame, guint64 n)
+{
+    const GstVideoFormatInfo* finfo = frame->info.finfo;
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(frame); ++p) {
+        gint comp[GST_VIDEO_MAX_COMPONENTS];
+        gst_video_format_info_component(finfo, p, comp);
+        const gint c = comp[0] >= 0 ? comp[0] : 0;
+        const gint rows = GST_VIDEO_FRAME_COMP_HEIGHT(frame, c);
+        const gint row_bytes =
+            GST_VIDEO_FRAME_PLANE_STRIDE(frame, p) <
+                    GST_VIDEO_FRAME_COMP_WIDTH(frame, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(frame, c)
+                ? GST_VIDEO_FRAME_PLANE_STRIDE(frame, p)
+                : GST_VIDEO_FRAME_COMP_WIDTH(frame, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(frame, c);
+        auto* data = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(frame, p));
+        for (gint y = 0; y < rows; ++y)
+            std::memset(data + gsize(y) * GST_VIDEO_FRAME_PLANE_STRIDE(frame, p), int(n & 0xff),
+                        gsize(row_bytes));
+    }
+}
+
+void fill_video(GstVideoFrame* frame, GstTensorTestSrcPattern pattern, guint64 n)
+{
+    if (pattern == GST_TENSOR_TEST_SRC_FRAME_COUNTER) {
+        fill_frame_counter(frame, n);
+        return;
+    }
+    const GstVideoFormatInfo* finfo = frame->info.finfo;
+    const gint w = GST_VIDEO_FRAME_WIDTH(frame);
+    const gint h = GST_VIDEO_FRAME_HEIGHT(frame);
+    const bool yuv = GST_VIDEO_FORMAT_INFO_IS_YUV(finfo);
+    const gint lines = std::max<gint>(finfo->pack_lines, 1);
+    std::vector<guint8> line(gsize(lines) * gsize(w) * 4);
+    for (gint y = 0; y + lines <= h; y += lines) {
+        for (gint l = 0; l < lines; ++l) {
+            guint8* px = line.data() + gsize(l) * gsize(w) * 4;
+            for (gint x = 0; x < w; ++x, px += 4) {
+                const Rgb c = pattern_rgb(pattern, x, y + l, n);
+                px[0] = 255;
+                if (yuv) {
+                    // BT.601 limited range, the matrix GStreamer assumes for SD test frames.
+                    px[1] = guint8(16 + ((66 * c.r + 129 * c.g + 25 * c.b + 128) >> 8));
+                    px[2] = guint8(128 + ((-38 * c.r - 74 * c.g + 112 * c.b + 128) >> 8));
+                    px[3] = guint8(128 + ((112 * c.r - 94 * c.g - 18 * c.b + 128) >> 8));
+                } else {
+                    px[1] = c.r;
+                    px[2] = c.g;
+                    px[3] = c.b;
+                }
+            }
+        }
+        finfo->pack_func(finfo, GST_VIDEO_PACK_FLAG_NONE, line.data(), w * 4, frame->data,
+                         frame->info.stride, frame->info.chroma_site, y, w);
+    }
+}
+
+guint16 half_from_float(float f)
+{
+    // Patterns only produce 0..1, so the normal range is all that is needed.
+    if (f <= 0.0f)
+        return 0;
+    guint32 bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    const gint exp = gint((bits >> 23) & 0xff) - 127 + 15;
+    if (exp <= 0)
+        return 0;
+    return guint16((exp << 10) | ((bits >> 13) & 0x3ff));
+}
+
+template <typename T>
+void fill_elems(guint8* data, gsize count, GstTensorTestSrcPattern p, guint64 n)
+{
+    auto* out = reinterpret_cast<T*>(data);
+    for (gsize i = 0; i < count; ++i) {
+        guint v = 0;
+        switch (p) {
+        case GST_TENSOR_TEST_SRC_GRADIENT:
+            v = guint((i + n) & 0xff);
+            break;
+        case GST_TENSOR_TEST_SRC_CHECKERS:
+            v = ((i / 8) & 1) ? 255 : 0;
+            break;
+        case GST_TENSOR_TEST_SRC_WHITE:
+            v = 255;
+            break;
+        default:
+            break;
+        }
+        if constexpr (std::is_floating_point_v<T>)
+            out[i] = T(v) / T(255);
+        else
+            out[i] = T(v);
+    }
+}
+
+void fill_tensor(guint8* data, gsize bytes, DType dtype, GstTensorTestSrcPattern p, guint64 n)
+{
+    if (p == GST_TENSOR_TEST_SRC_FRAME_COUNTER) {
+        std::memset(data, int(n & 0xff), bytes);
+        return;
+    }
+    const gsize count = bytes / edgetensor::dtype_size(dtype);
+    switch (dtype) {
+    case DType::U8:
+        return fill_elems<guint8>(data, count, p, n);
+    case DType::I8:
+        return fill_elems<gint8>(data, count, p, n);
+    case DType::U16:
+        return fill_elems<guint16>(data, count, p, n);
+    case DType::I16:
+        return fill_elems<gint16>(data, count, p, n);
+    case DType::U32:
+        return fill_elems<guint32>(data, count, p, n);
+    case DType::I32:
+        return fill_elems<gint32>(data, count, p, n);
+    case DType::U64:
+        return fill_elems<guint64>(data, count, p, n);
+    case DType::I64:
+        return fill_elems<gint64>(data, count, p, n);
+    case DType::F32:
+        return fill_elems<float>(data, count, p, n);
+    case DType::F64:
+        return fill_elems<double>(data, count, p, n);
+    case DType::F16: {
+        std::vector<float> tmp(count);
+        fill_elems<float>(reinterpret_cast<guint8*>(tmp.data()), count, p, n);
+        auto* out = reinterpret_cast<guint16*>(data);
+        for (gsize i = 0; i < count; ++i)
+            out[i] = half_from_float(tmp[i]);
+        return;
+    }
+    }
+}
+
+// ---- GObject -------------------------------------------------------------------------------
+
+void gst_tensor_test_src_set_property(GObject* object, guint prop_id, const GValue* value,
+                                      GParamSpec* pspec)
+{
+    auto* self = GST_TENSOR_TEST_SRC(object);
+    if (pspec->flags & GST_PARAM_MUTABLE_READY) {
+        GstState cur;
+        {
+            eg::ObjectLockGuard lock(self);
+            cur = GST_STATE(self);
+        }
+        if (cur > GST_STATE_READY) {
+            GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                                ("Property \"%s\" can only change in the NULL or READY state; "
+                                 "the new value is ignored.",
+                                 pspec->name),
+                                (nullptr));
+            return;
+        }
+    }
+    if (prop_id == PROP_IS_LIVE) {
+        // gst_base_src_set_live() takes the object lock itself.
+        const gboolean live = g_value_get_boolean(value);
+        {
+            eg::ObjectLockGuard lock(self);
+            state_of(self).settings.is_live = live;
+        }
+        gst_base_src_set_live(GST_BASE_SRC(self), live);
+        return;
+    }
+    eg::ObjectLockGuard lock(self);
+    Settings& s = state_of(self).settings;
+    switch (prop_id) {
+    case PROP_PATTERN:
+        s.pattern = GstTensorTestSrcPattern(g_value_get_enum(value));
+        break;
+    case PROP_MEMORY:
+        s.memory = GstEdgeTensorMemoryKind(g_value_get_enum(value));
+        break;
+    case PROP_MIN_BUFFERS:
+        s.min_buffers = g_value_get_uint(value);
+        break;
+    case PROP_MAX_BUFFERS:
+        s.max_buffers = g_value_get_uint(value);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        break;
+    }
+}
+
+void gst_tensor_test_src_get_property(GObject* object, guint prop_id, GValue* value,
+                                      GParamSpec* pspec)
+{
+    auto* self = GST_TENSOR_TEST_SRC(object);
+    eg::ObjectLockGuard lock(self);
+    const Settings& s = state_of(self).settings;
+    switch (prop_id) {
+    case PROP_PATTERN:
+        g_value_set_enum(value, s.pattern);
+        break;
+    case PROP_IS_LIVE:
+        g_value_set_boolean(value, s.is_live);
+        break;
+    case PROP_MEMORY:
+        g_value_set_enum(value, s.memory);
+        break;
+    case PROP_MIN_BUFFERS:
+        g_value_set_uint(value, s.min_buffers);
+        break;
+    case PROP_MAX_BUFFERS:
+        g_value_set_uint(value, s.max_buffers);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        break;
+    }
+}
+
+void gst_tensor_test_src_finalize(GObject* object)
+{
+    auto* self = GST_TENSOR_TEST_SRC(object);
+    delete self->state;
+    self->state = nullptr;
+    G_OBJECT_CLASS(gst_tensor_test_src_parent_class)->finalize(object);
+}
+
+// ---- GstBaseSrc ----------------------------------------------------------------------------
+
+GstCaps* gst_tensor_test_src_fixate(GstBaseSrc* bsrc, GstCaps* caps)
+{
+    caps = gst_caps_truncate(gst_caps_make_writable(caps));
+    GstStructure* s = gst_caps_get_structure(caps, 0);
+    if (gst_structure_has_name(s, "video/x-raw")) {
+        gst_structure_fixate_field_nearest_int(s, "width", DEFAULT_WIDTH);
+        gst_structure_fixate_field_nearest_int(s, "height", DEFAULT_HEIGHT);
+    } else {
+        if (!gst_structure_has_field(s, "types"))
+            gst_structure_set(s, "types", G_TYPE_STRING, "uint8", nullptr);
+        else
+            gst_structure_fixate_field_string(s, "types", "uint8");
+        if (!gst_structure_has_field(s, "dimensions"))
+            gst_structure_set(s, "dimensions", G_TYPE_STRING, DEFAULT_TENSOR_DIMENSIONS, nullptr);
+        else
+            gst_structure_fixate_field_string(s, "dimensions", DEFAULT_TENSOR_DIMENSIONS);
+    }
+    if (gst_structure_has_field(s, "framerate"))
+        gst_structure_fixate_field_nearest_fraction(s, "framerate", DEFAULT_FPS, 1);
+    else
+        gst_structure_set(s, "framerate", GST_TYPE_FRACTION, DEFAULT_FPS, 1, nullptr);
+    return GST_BASE_SRC_CLASS(gst_tensor_test_src_parent_class)->fixate(bsrc, caps);
+}
+
+gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
+{
+    auto* self = GST_TENSOR_TEST_SRC(bsrc);
+    try {
+        auto layout = eg::layout_from_caps(caps, 1, nullptr);
+        if (!layout) {
+            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot produce %" GST_PTR_FORMAT, caps),
+                              ("%s", layout.error().message().c_str()));
+            return FALSE;
+        }
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        Streaming& st = state_of(self).streaming;
+        st.is_video = layout->is_video;
+        if (st.is_video) {
+            st.vinfo = layout->vinfo;
+            st.fps_n = GST_VIDEO_INFO_FPS_N(&st.vinfo);
+            st.fps_d = GST_VIDEO_INFO_FPS_D(&st.vinfo);
+        } else {
+            st.tensor = layout->tensor;
+            st.fps_n = layout->tensor.fps_n;
+            st.fps_d = layout->tensor.fps_d;
+        }
+        st.configured = true;
+        GST_DEBUG_OBJECT(self, "producing %" GST_PTR_FORMAT, caps);
+        return TRUE;
+    } catch (const std::exception& e) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
+    }
+    return FALSE;
+}
+
+gboolean decide_allocation_impl(GstTensorTestSrc* self, GstQuery* query)
+{
+    GstCaps* caps = nullptr;
+    gst_query_parse_allocation(query, &caps, nullptr);
+    if (!caps) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("allocation query without caps"));
+        return FALSE;
+    }
+    const Settings settings = settings_snapshot(self);
+
+    eg::GstObjectPtr<GstBufferPool> pool;
+    guint size = 0, min = 0, max = 0;
+    const bool have_pool = gst_query_get_n_allocation_pools(query) > 0;
+    if (have_pool) {
+        GstBufferPool* p = nullptr;
+        gst_query_parse_nth_allocation_pool(query, 0, &p, &size, &min, &max);
+        if (p && GST_IS_EDGE_TENSOR_BUFFER_POOL(p))
+            pool.reset(p);
+        else if (p)
+            gst_object_unref(p);
+    }
+    if (!pool)
+        pool.reset(gst_edge_tensor_buffer_pool_new());
+
+    min = std::max(min, settings.min_buffers);
+    if (settings.max_buffers)
+        max = std::max(settings.max_buffers, min);
+    else if (max)
+        max = std::max(max, min);
+
+    const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
+    const bool downstream_meta =
+        gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+    GstEdgeTensorMemoryKind kind = eg::resolve_memory_kind(settings.memory);
+    if (video && !downstream_meta && kind == GST_EDGE_TENSOR_MEMORY_DMA) {
+        auto aligned = eg::layout_from_caps(caps, GST_EDGE_TENSOR_ROW_ALIGNMENT, nullptr);
+        if (aligned && aligned->differs_from_default) {
+            GST_WARNING_OBJECT(self,
+                               "downstream cannot read GstVideoMeta and 64-byte DMA-BUF "
+                               "rows differ from the default layout of %" GST_PTR_FORMAT
+                               ": using shared memory in the default layout",
+                               caps);
+            kind = GST_EDGE_TENSOR_MEMORY_SHM;
+        }
+    }
+
+    GstStructure* config = gst_buffer_pool_get_config(pool.get());
+    gst_buffer_pool_config_set_params(config, caps, 0, min, max);
+    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, kind);
+    gst_edge_tensor_buffer_pool_config_set_cpu_access(config, GST_EDGE_TENSOR_CPU_ACCESS_WRITE);
+    if (video && downstream_meta)
+        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (!gst_buffer_pool_set_config(pool.get(), config)) {
+        config = gst_buffer_pool_get_config(pool.get());
+        if (!gst_buffer_pool_config_validate_params(config, caps, 0, min, max) ||
+            !gst_buffer_pool_set_config(pool.get(), config)) {
+            GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot configure the buffer pool."),
+                              ("%" GST_PTR_FORMAT " was refused", caps));
+            return FALSE;
+        }
+    }
+    config = gst_buffer_pool_get_config(pool.get());
+    gst_buffer_pool_config_get_params(config, nullptr, &size, &min, &max);
+    gst_structure_free(config);
+    GST_INFO_OBJECT(self, "pool %s: %s memory, %u bytes, %u..%u buffers",
+                    GST_OBJECT_NAME(pool.get()),
+                    eg::memory_kind_name(gst_edge_tensor_buffer_pool_get_memory_kind(pool.get())),
+                    size, min, max);
+    if (have_pool)
+        gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, min, max);
+    else
+        gst_query_add_allocation_pool(query, pool.get(), size, min, max);
+    return TRUE;
+}
+
+gboolean gst_tensor_test_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query)
+{
+    auto* self = GST_TENSOR_TEST_SRC(bsrc);
+    try {
+        return decide_allocation_impl(self, query);
+    } catch (const std::exception& e) {
+        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, (nullptr), ("%s", e.what()));
+    }
+    return FALSE;
+}
+
+gboolean gst_tensor_test_src_start(GstBaseSrc* bsrc)
+{
+    auto* self = GST_TENSOR_TEST_SRC(bsrc);
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    state_of(self).streaming = Streaming{};
+    return TRUE;
+}
+
+gboolean gst_tensor_test_src_stop(GstBaseSrc* bsrc)
+{
+    auto* self = GST_TENSOR_TEST_SRC(bsrc);
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    GST_DEBUG_OBJECT(self, "stopping after %" G_GUINT64_FORMAT " frames",
+                     state_of(self).streaming.n_frames);
+    state_of(self).streaming = Streaming{};
+    return TRUE;
+}
+
+void gst_tensor_test_src_get_times(GstBaseSrc* bsrc, GstBuffer* buffer, GstClockTime* start,
+                                   GstClockTime* end)
+{
+    // Live: sync every frame against the clock; otherwise run as fast as downstream takes it.
+    if (gst_base_src_is_live(bsrc) && GST_BUFFER_PTS_IS_VALID(buffer)) {
+        *start = GST_BUFFER_PTS(buffer);
+        *end = GST_BUFFER_DURATION_IS_VALID(buffer) ? *start + GST_BUFFER_DURATION(buffer)
+                                                    : GST_CLOCK_TIME_NONE;
+    } else {
+        *start = GST_CLOCK_TIME_NONE;
+        *end = GST_CLOCK_TIME_NONE;
+    }
+}
+
+gboolean gst_tensor_test_src_query(GstBaseSrc* bsrc, GstQuery* query)
+{
+    auto* self = GST_TENSOR_TEST_SRC(bsrc);
+    if (GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
+        gint fps_n, fps_d;
+        {
+            std::lock_guard<std::mutex> lock(state_of(self).mu);
+            fps_n = state_of(self).streaming.fps_n;
+            fps_d = state_of(self).streaming.fps_d;
+        }
+        if (fps_n > 0) {
+            const GstClockTime latency = gst_util_uint64_scale(GST_SECOND, fps_d, fps_n);
+            gst_query_set_latency(query, gst_base_src_is_live(bsrc), latency, latency);
+            return TRUE;
+        }
+    }
+    return GST_BASE_SRC_CLASS(gst_tensor_test_src_parent_class)->query(bsrc, query);
+}
+
+GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
+{
+    Streaming st;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        if (!state_of(self).streaming.configured) {
+            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated"));
+            return GST_FLOW_NOT_NEGOTIATED;
+        }
+        st = state_of(self).streaming;
+        state_of(self).streaming.n_frames++;
+    }
+    GstClockTime pts = GST_CLOCK_TIME_NONE, duration = GST_CLOCK_TIME_NONE;
+    if (st.fps_n > 0) {
+        pts = gst_util_uint64_scale(st.n_frames, st.fps_d * GST_SECOND, st.fps_n);
+        duration = gst_util_uint64_scale(st.n_frames + 1, st.fps_d * GST_SECOND, st.fps_n) - pts;
+        // "pattern" is controllable: apply the controller's value for this frame.
+        gst_object_sync_values(GST_OBJECT(self), pts);
+    }
+    GstTensorTestSrcPattern pattern;
+    {
+        eg::ObjectLockGuard lock(self);
+        pattern = state_of(self).settings.pattern;
+    }
+
+    if (st.is_video) {
+        GstVideoFrame frame;
+        if (!gst_video_frame_map(&frame, &st.vinfo, buffer, GST_MAP_WRITE)) {
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output frame."),
+                              ("gst_video_frame_map failed on %" GST_PTR_FORMAT, buffer));
+            return GST_FLOW_ERROR;
+        }
+        fill_video(&frame, pattern, st.n_frames);
+        gst_video_frame_unmap(&frame);
+    } else {
+        GstMapInfo map;
+        if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output tensor."),
+                              ("gst_buffer_map failed on %" GST_PTR_FORMAT, buffer));
+            return GST_FLOW_ERROR;
+        }
+        fill_tensor(map.data, map.size, st.tensor.dtype, pattern, st.n_frames);
+        gst_buffer_unmap(buffer, &map);
+    }
+
+    GST_BUFFER_PTS(buffer) = pts;
+    GST_BUFFER_DURATION(buffer) = duration;
+    GST_BUFFER_OFFSET(buffer) = st.n_frames;
+    GST_BUFFER_OFFSET_END(buffer) = st.n_frames + 1;
+    return GST_FLOW_OK;
+}
+
+GstFlowReturn gst_tensor_test_src_fill(GstPushSrc* psrc, GstBuffer* buffer)
+{
+    auto* self = GST_TENSOR_TEST_SRC(psrc);
+    try {
+        return fill_impl(self, buffer);
+    } catch (const std::exception& e) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
+    }
+    return GST_FLOW_ERROR;
+}
+
+} // namespace
+
+static void gst_tensor_test_src_class_init(GstTensorTestSrcClass* klass)
+{
+    gst_edge_tensor_init();
+    GST_DEBUG_CATEGORY_INIT(gst_tensor_test_src_debug, "tensortestsrc", 0,
+                            "edgetensor test source");
+
+    GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+    GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+    GstBaseSrcClass* base_class = GST_BASE_SRC_CLASS(klass);
+    GstPushSrcClass* push_class = GST_PUSH_SRC_CLASS(klass);
+
+    gobject_class->set_property = gst_tensor_test_src_set_property;
+    gobject_class->get_property = gst_tensor_test_src_get_property;
+    gobject_class->finalize = gst_tensor_test_src_finalize;
+
+    g_object_class_install_property(
+        gobject_class, PROP_PATTERN,
+        g_param_spec_enum("pattern", "Pattern",
+                          "What each frame shows (default: gradient). May change while playing.",
+                          GST_TYPE_TENSOR_TEST_SRC_PATTERN, DEFAULT_PATTERN,
+                          GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                      GST_PARAM_CONTROLLABLE | GST_PARAM_MUTABLE_PLAYING)));
+    g_object_class_install_property(
+        gobject_class, PROP_IS_LIVE,
+        g_param_spec_boolean(
+            "is-live", "Is live",
+            "Behave like a live camera: frames are produced at the framerate "
+            "against the pipeline clock (default: false)",
+            DEFAULT_IS_LIVE,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
+    g_object_class_install_property(
+        gobject_class, PROP_MEMORY,
+        g_param_spec_enum(
+            "memory", "Memory",
+            "Where the pool's tensors live (default: auto = DMA-BUF when the host "
+            "has a provider, else shared memory)",
+            GST_TYPE_EDGE_TENSOR_MEMORY_KIND, DEFAULT_MEMORY,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
+    g_object_class_install_property(
+        gobject_class, PROP_MIN_BUFFERS,
+        g_param_spec_uint(
+            "min-buffers", "Minimum buffers",
+            "Buffers the pool allocates up front (1 to 64, default 4; downstream "
+            "may ask for more)",
+            1, MAX_POOL_BUFFERS, DEFAULT_MIN_BUFFERS,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
+    g_object_class_install_property(
+        gobject_class, PROP_MAX_BUFFERS,
+        g_param_spec_uint(
+            "max-buffers", "Maximum buffers",
+            "Most buffers the pool allocates; the source waits for one to come "
+            "back when all are downstream (0 to 64, 0 = no limit, default 0)",
+            0, MAX_POOL_BUFFERS, DEFAULT_MAX_BUFFERS,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
+
+    gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_set_static_metadata(
+        element_class, "Tensor test source", "Source/Video",
+        "Produces patterned video/x-raw or other/tensors frames in edgetensor DMA-BUF buffers "
+        "(shared memory where the host has no DMA-BUF provider). "
+        "Example: gst-launch-1.0 tensortestsrc num-buffers=100 ! fakesink",
+        "edgetensor developers");
+
+    base_class->fixate = gst_tensor_test_src_fixate;
+    base_class->set_caps = gst_tensor_test_src_set_caps;
+    base_class->decide_allocation = gst_tensor_test_src_decide_allocation;
+    base_class->start = gst_tensor_test_src_start;
+    base_class->stop = gst_tensor_test_src_stop;
+    base_class->get_times = gst_tensor_test_src_get_times;
+    base_class->query = gst_tensor_test_src_query;
+    push_class->fill = gst_tensor_test_src_fill;
+
+    gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_TEST_SRC_PATTERN, GstPluginAPIFlags(0));
+    gst_type_mark_as_plugin_api(GST_TYPE_EDGE_TENSOR_MEMORY_KIND, GstPluginAPIFlags(0));
+}
+
+static void gst_tensor_test_src_init(GstTensorTestSrc* self)
+{
+    self->state = new State();
+    gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_TIME);
+    gst_base_src_set_live(GST_BASE_SRC(self), DEFAULT_IS_LIVE);
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+//
+// GstEdgeTensorMeta: the tensor's identity and descriptor on a GstBuffer.
+
+#include "internal.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#define GST_CAT_DEFAULT gst_edge_tensor_meta_debug
+
+namespace
+{
+
+void reset_meta(GstEdgeTensorMeta* m)
+{
+    m->identity = 0;
+    m->memory_kind = GST_EDGE_TENSOR_MEMORY_AUTO;
+    m->desc = edgetensor_desc_init();
+    m->video_format = GST_VIDEO_FORMAT_UNKNOWN;
+    m->width = 0;
+    m->height = 0;
+    m->n_planes = 0;
+    for (guint i = 0; i < GST_EDGE_TENSOR_META_MAX_PLANES; ++i) {
+        m->plane_offsets[i] = 0;
+        m->plane_strides[i] = 0;
+    }
+    m->flags = GST_EDGE_TENSOR_META_FLAG_NONE;
+}
+
+gboolean meta_init(GstMeta* meta, gpointer, GstBuffer*)
+{
+    reset_meta(reinterpret_cast<GstEdgeTensorMeta*>(meta));
+    return TRUE;
+}
+
+void copy_fields(GstEdgeTensorMeta* dst, const GstEdgeTensorMeta* src)
+{
+    dst->identity = src->identity;
+    dst->memory_kind = src->memory_kind;
+    dst->desc = src->desc;
+    dst->video_format = src->video_format;
+    dst->width = src->width;
+    dst->height = src->height;
+    dst->n_planes = src->n_planes;
+    std::memcpy(dst->plane_offsets, src->plane_offsets, sizeof(dst->plane_offsets));
+    std::memcpy(dst->plane_strides, src->plane_strides, sizeof(dst->plane_strides));
+    dst->flags = src->flags;
+}
+
+gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer*, GQuark type, gpointer data)
+{
+    auto* src = reinterpret_cast<GstEdgeTensorMeta*>(meta);
+    if (!GST_META_TRANSFORM_IS_COPY(type))
+        return FALSE; // scaling, format changes: the descriptor no longer holds
+
+    auto* copy = static_cast<GstMetaTransformCopy*>(data);
+    // A region copy describes part of the bytes; a deep copy has bytes that are not the tensor.
+    // Either way the descriptor would lie, so the meta stays behind (returning TRUE: not an
+    // error, just nothing to carry).
+    if (copy->region || gst_buffer_n_memory(dest) == 0)
+        return TRUE;
+    GstMemory* mem = gst_buffer_peek_memory(dest, 0);
+    if (gst_edge_tensor_memory_get_identity(mem) != src->identity) {
+        GST_LOG("dropping the meta of tensor %" G_GUINT64_FORMAT
+                ": the copy does not share its memory",
+                src->identity);
+        return TRUE;
+    }
+    auto* dst = reinterpret_cast<GstEdgeTensorMeta*>(
+        gst_buffer_add_meta(dest, GST_EDGE_TENSOR_META_INFO, nullptr));
+    if (!dst)
+        return FALSE;
+    copy_fields(dst, src);
+    dst->desc.handle = gst_edge_tensor_memory_get_fd(mem);
+    return TRUE;
+}
+
+} // namespace
+
+extern "C" GType gst_edge_tensor_meta_api_get_type(void)
+{
+    static gsize type = 0;
+    static const gchar* tags[] = {GST_META_TAG_MEMORY_STR, GST_META_TAG_VIDEO_STR, nullptr};
+    if (g_once_init_enter(&type)) {
+        GType t = gst_meta_api_type_register("GstEdgeTensorMetaAPI", tags);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
+
+extern "C" const GstMetaInfo* gst_edge_tensor_meta_get_info(void)
+{
+    static const GstMetaInfo* info = nullptr;
+    if (g_once_init_enter(&info)) {
+        gst_edge_tensor_init();
+        const GstMetaInfo* mi =
+            gst_meta_register(GST_EDGE_TENSOR_META_API_TYPE, "GstEdgeTensorMeta",
+                              sizeof(GstEdgeTensorMeta), meta_init, nullptr, meta_transform);
+        g_once_init_leave(&info, mi);
+    }
+    return info;
+}
+
+extern "C" GstEdgeTensorMeta* gst_buffer_get_edge_tensor_meta(GstBuffer* buffer)
+{
+    g_return_val_if_fail(GST_IS_BUFFER(buffer), nullptr);
+    return reinterpret_cast<GstEdgeTensorMeta*>(
+        gst_buffer_get_meta(buffer, GST_EDGE_TENSOR_META_API_TYPE));
+}
+
+extern "C" GstEdgeTensorMeta* gst_buffer_add_edge_tensor_meta(GstBuffer* buffer,
+                                                              const GstVideoInfo* info,
+                                                              gboolean colorimetry_from_caps)
+{
+    g_return_val_if_fail(GST_IS_BUFFER(buffer), nullptr);
+    g_return_val_if_fail(gst_buffer_is_writable(buffer), nullptr);
+    try {
+        if (gst_buffer_n_memory(buffer) == 0)
+            return nullptr;
+        GstMemory* mem = gst_buffer_peek_memory(buffer, 0);
+        auto tensor = edgetensor::gst::tensor_from_memory(mem);
+        if (!tensor) {
+            GST_WARNING("buffer %p: its first memory holds no edgetensor tensor", buffer);
+            return nullptr;
+        }
+        EdgeTensorDesc desc = edgetensor_desc_init();
+        if (auto d = tensor->describe()) {
+            desc = *d;
+        } else {
+            // Still describe what can be described (e.g. a PBO tensor has no handle).
+            GST_DEBUG("buffer %p: describe() failed (%s); filling the descriptor by hand", buffer,
+                      d.error().message().c_str());
+            desc.ndim = guint32(std::min<size_t>(tensor->ndim(), EDGETENSOR_DESC_MAX_NDIM));
+            desc.dtype = guint32(tensor->dtype());
+            for (guint32 i = 0; i < desc.ndim; ++i) {
+                desc.shape[i] = tensor->shape()[i];
+                desc.strides[i] = tensor->strides()[i];
+            }
+            desc.format = guint32(tensor->format());
+            desc.fourcc = edgetensor::to_drm_fourcc(tensor->format());
+            desc.capacity = tensor->capacity_bytes();
+        }
+        desc.handle = gst_edge_tensor_memory_get_fd(mem);
+
+        auto* m = reinterpret_cast<GstEdgeTensorMeta*>(
+            gst_buffer_add_meta(buffer, GST_EDGE_TENSOR_META_INFO, nullptr));
+        if (!m)
+            return nullptr;
+        m->identity = tensor->buffer_identity().id();
+        m->memory_kind = edgetensor::gst::memory_kind(tensor->memory());
+        m->desc = desc;
+        if (info) {
+            const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT(info);
+            m->video_format = fmt;
+            m->width = guint(GST_VIDEO_INFO_WIDTH(info));
+            m->height = guint(GST_VIDEO_INFO_HEIGHT(info));
+            m->n_planes =
+                std::min<guint>(GST_VIDEO_INFO_N_PLANES(info), GST_EDGE_TENSOR_META_MAX_PLANES);
+            for (guint i = 0; i < m->n_planes; ++i) {
+                m->plane_offsets[i] = GST_VIDEO_INFO_PLANE_OFFSET(info, i);
+                m->plane_strides[i] = GST_VIDEO_INFO_PLANE_STRIDE(info, i);
+            }
+            if (m->desc.fourcc == 0)
+                m->desc.fourcc = edgetensor::gst::drm_fourcc_from_gst(fmt);
+            m->desc.colorimetry =
+                colorimetry_from_caps
+                    ? edgetensor::gst::colorimetry_from_gst(info->colorimetry).pack()
+                    : 0;
+        } else {
+            m->n_planes = 1;
+            m->plane_offsets[0] = tensor->offset();
+            m->plane_strides[0] = tensor->strides().empty() ? 0 : gint(tensor->strides().front());
+        }
+        bool aligned = m->n_planes > 0;
+        for (guint i = 0; i < m->n_planes; ++i)
+            aligned = aligned && m->plane_strides[i] % GST_EDGE_TENSOR_ROW_ALIGNMENT == 0;
+        m->flags = (aligned ? GST_EDGE_TENSOR_META_FLAG_STRIDES_ALIGNED : 0) |
+                   (tensor->is_image() ? GST_EDGE_TENSOR_META_FLAG_IMAGE : 0);
+        return m;
+    } catch (const std::exception& e) {
+        GST_ERROR("cannot describe the tensor of buffer %p: %s", buffer, e.what());
+    } catch (...) {
+        GST_ERROR("cannot describe the tensor of buffer %p", buffer);
+    }
+    return nullptr;
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+//
+// Shared internals of libgstedgetensor-1.0 and the plugin: debug categories, caps parsing and
+// the frame-layout rule. Not installed.
+
+#pragma once
+
+#include <gst/edgetensor/edgetensor.hpp>
+#include <gst/video/video.h>
+
+#include <edgetensor/tensor.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_allocator_debug);
+GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_pool_debug);
+GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_meta_debug);
+GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_core_debug);
+
+namespace edgetensor::gst
+{
+
+/// The media type of NNStreamer-style tensor caps.
+inline constexpr const char* kTensorsMediaType = "other/tensors";
+
+/// other/tensors caps, parsed: one static tensor.
+struct TensorCaps {
+    DType dtype = DType::U8;
+    Shape shape; ///< outermost first (the caps' dimensions string is innermost first)
+    int fps_n = 0;
+    int fps_d = 1;
+};
+
+/// NNStreamer type name of a dtype ("uint8", "float32", ...).
+const char* tensor_type_name(DType t) noexcept;
+/// Parses NNStreamer's type name; false when unknown.
+bool tensor_type_from_name(const char* name, DType* out) noexcept;
+/// "3:640:480:1" for shape [1, 480, 640, 3].
+std::string dimensions_string(const Shape& shape);
+
+/// Validates and parses an other/tensors structure (num_tensors=1, format=static, a fixed
+/// types and dimensions). The error names the offending field.
+Result<TensorCaps> parse_tensor_caps(const GstStructure* s);
+
+/// What one pooled frame looks like in memory.
+struct FrameLayout {
+    bool is_video = false;
+    GstVideoInfo vinfo{}; ///< video: final strides, offsets and size
+    bool colorimetry_from_caps = false;
+    Colorimetry colorimetry; ///< from the caps' colorimetry field only, never guessed
+    PixelFormat pixel_format = PixelFormat::None;
+    TensorCaps tensor;                 ///< other/tensors
+    size_t size = 0;                   ///< bytes of one frame
+    bool differs_from_default = false; ///< video: not GStreamer's default layout for the caps
+};
+
+/// Computes the layout of `caps` (video/x-raw or other/tensors). Video planes get row strides
+/// rounded up to `row_align` (1 = GStreamer's default layout); `align` (nullable) adds the
+/// caller's GstVideoAlignment (padding and stride masks).
+Result<FrameLayout> layout_from_caps(const GstCaps* caps, size_t row_align,
+                                     const GstVideoAlignment* align);
+
+/// Allocates a tensor of `bytes` bytes (u8) in `kind`; AUTO walks DMA -> SHM -> SYSTEM
+/// (EDGETENSOR_FORCE_MEM=1 forces SYSTEM). `chosen` receives the kind that succeeded.
+Result<TensorDyn> allocate_bytes(GstEdgeTensorMemoryKind kind, size_t bytes, const char* name,
+                                 GstObject* log_object);
+
+/// The kind AUTO resolves to on this host (DMA, SHM or SYSTEM).
+GstEdgeTensorMemoryKind resolve_memory_kind(GstEdgeTensorMemoryKind kind) noexcept;
+
+std::optional<TensorMemory> core_memory(GstEdgeTensorMemoryKind kind) noexcept;
+const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;
+
+} // namespace edgetensor::gst

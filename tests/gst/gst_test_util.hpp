@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+//
+// Helpers shared by the GStreamer tests: RAII handles and a configured-pool builder.
+
+#pragma once
+
+#include "glib_raii.hpp"
+#include "internal.hpp"
+
+#include <gst/edgetensor/edgetensor.hpp>
+#include <gst/video/gstvideopool.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <string>
+
+namespace edgetensor::test
+{
+
+using gst::GstObjectPtr;
+using gst::MiniObjectPtr;
+using BufferPtr = MiniObjectPtr<GstBuffer>;
+using MemoryPtr = MiniObjectPtr<GstMemory>;
+using CapsPtr = MiniObjectPtr<GstCaps>;
+using PoolPtr = GstObjectPtr<GstBufferPool>;
+using AllocatorPtr = GstObjectPtr<GstAllocator>;
+
+inline CapsPtr caps_from(const std::string& s)
+{
+    return CapsPtr(gst_caps_from_string(s.c_str()));
+}
+
+struct PoolOptions {
+    guint min = 2;
+    guint max = 0;
+    bool video_meta = false;
+    bool alignment = false;
+    GstEdgeTensorMemoryKind kind = GST_EDGE_TENSOR_MEMORY_AUTO;
+};
+
+/// A pool for `caps`, configured (corrections accepted once, as an element would) and active.
+/// Empty on failure, with a gtest failure recorded.
+inline PoolPtr make_active_pool(const std::string& caps_str, const PoolOptions& o = {})
+{
+    PoolPtr pool(gst_edge_tensor_buffer_pool_new());
+    CapsPtr caps = caps_from(caps_str);
+    if (!caps) {
+        ADD_FAILURE() << "bad caps " << caps_str;
+        return {};
+    }
+    GstStructure* config = gst_buffer_pool_get_config(pool.get());
+    gst_buffer_pool_config_set_params(config, caps.get(), 0, o.min, o.max);
+    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, o.kind);
+    if (o.video_meta)
+        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (o.alignment) {
+        GstVideoAlignment a;
+        gst_video_alignment_reset(&a);
+        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT);
+        gst_buffer_pool_config_set_video_alignment(config, &a);
+    }
+    if (!gst_buffer_pool_set_config(pool.get(), config)) {
+        config = gst_buffer_pool_get_config(pool.get());
+        if (!gst_buffer_pool_set_config(pool.get(), config)) {
+            ADD_FAILURE() << "pool refused " << caps_str << " even after corrections";
+            return {};
+        }
+    }
+    if (!gst_buffer_pool_set_active(pool.get(), TRUE)) {
+        ADD_FAILURE() << "pool for " << caps_str << " did not activate";
+        return {};
+    }
+    return pool;
+}
+
+inline BufferPtr acquire(GstBufferPool* pool)
+{
+    GstBuffer* buf = nullptr;
+    const GstFlowReturn r = gst_buffer_pool_acquire_buffer(pool, &buf, nullptr);
+    EXPECT_EQ(r, GST_FLOW_OK);
+    return BufferPtr(buf);
+}
+
+inline ino_t inode_of(int fd)
+{
+    struct stat st {
+    };
+    if (fstat(fd, &st) != 0)
+        return 0;
+    return st.st_ino;
+}
+
+} // namespace edgetensor::test
