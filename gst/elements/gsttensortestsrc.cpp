@@ -204,6 +204,18 @@ void fill_video(GstVideoFrame* frame, GstTensorTestSrcPattern pattern, guint64 n
     const gint h = GST_VIDEO_FRAME_HEIGHT(frame);
     const bool yuv = GST_VIDEO_FORMAT_INFO_IS_YUV(finfo);
     const gint lines = std::max<gint>(finfo->pack_lines, 1);
+    // Encode YUV with the matrix and range the negotiated caps carry (GStreamer fills them
+    // in by frame size when caps leave them out), so a consumer that honours colorimetry
+    // recovers the pattern's RGB exactly.
+    gdouble kr = 0.299, kb = 0.114;
+    if (!gst_video_color_matrix_get_Kr_Kb(frame->info.colorimetry.matrix, &kr, &kb)) {
+        kr = 0.299;
+        kb = 0.114;
+    }
+    const bool full = frame->info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
+    const double y_scale = full ? 1.0 : 219.0 / 255.0, y_off = full ? 0.0 : 16.0;
+    const double c_scale = full ? 1.0 : 224.0 / 255.0;
+    auto to_u8 = [](double v) { return guint8(std::clamp(v + 0.5, 0.0, 255.0)); };
     std::vector<guint8> line(gsize(lines) * gsize(w) * 4);
     for (gint y = 0; y + lines <= h; y += lines) {
         for (gint l = 0; l < lines; ++l) {
@@ -212,10 +224,12 @@ void fill_video(GstVideoFrame* frame, GstTensorTestSrcPattern pattern, guint64 n
                 const Rgb c = pattern_rgb(pattern, x, y + l, n);
                 px[0] = 255;
                 if (yuv) {
-                    // BT.601 limited range, the matrix GStreamer assumes for SD test frames.
-                    px[1] = guint8(16 + ((66 * c.r + 129 * c.g + 25 * c.b + 128) >> 8));
-                    px[2] = guint8(128 + ((-38 * c.r - 74 * c.g + 112 * c.b + 128) >> 8));
-                    px[3] = guint8(128 + ((112 * c.r - 94 * c.g - 18 * c.b + 128) >> 8));
+                    const double luma = kr * c.r + (1.0 - kr - kb) * c.g + kb * c.b;
+                    const double pb = (c.b - luma) / (2.0 * (1.0 - kb));
+                    const double pr = (c.r - luma) / (2.0 * (1.0 - kr));
+                    px[1] = to_u8(y_off + y_scale * luma);
+                    px[2] = to_u8(128.0 + c_scale * pb);
+                    px[3] = to_u8(128.0 + c_scale * pr);
                 } else {
                     px[1] = c.r;
                     px[2] = c.g;
