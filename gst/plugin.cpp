@@ -4,6 +4,7 @@
 // the core-log bridge, the allocator) lives in libgstedgetensor-1.0 and runs once.
 
 #include "elements/gsttensorconvert.h"
+#include "elements/gsttensorimport.h"
 #include "elements/gsttensortestsrc.h"
 
 #include <gst/edgetensor/edgetensor.h>
@@ -15,6 +16,7 @@ static gboolean plugin_init(GstPlugin* plugin)
     gboolean ok = FALSE;
     ok |= GST_ELEMENT_REGISTER(tensortestsrc, plugin);
     ok |= GST_ELEMENT_REGISTER(tensorconvert, plugin);
+    ok |= GST_ELEMENT_REGISTER(tensorimport, plugin);
     return ok;
 }
 

@@ -11,6 +11,7 @@
 #include <gst/edgetensor/edgetensor-prelude.h>
 #include <gst/edgetensor/gstedgetensorallocator.h>
 #include <gst/edgetensor/gstedgetensorbufferpool.h>
+#include <gst/edgetensor/gstedgetensorimportcache.h>
 #include <gst/edgetensor/gstedgetensormeta.h>
 
 #endif /* GST_EDGE_TENSOR_H */
