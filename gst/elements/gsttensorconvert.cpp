@@ -40,8 +40,10 @@
 #include "glib_raii.hpp"
 #include "internal.hpp"
 
+#include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/edgetensor/edgetensor.hpp>
+#include <gst/edgetensor/gstedgetensorimportcache.h>
 #include <gst/video/video.h>
 
 #include <edgetensor/convert.hpp>
@@ -52,6 +54,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -99,6 +102,8 @@ enum {
     PROP_LETTERBOX_TOP,
     PROP_LETTERBOX_RIGHT,
     PROP_LETTERBOX_BOTTOM,
+    PROP_CACHE_HITS,
+    PROP_CACHE_MISSES,
 };
 
 // Every format the engine reads (GStreamer spelling, as convert_format_from_name() takes it).
@@ -148,8 +153,19 @@ struct Report {
     guint bottom = 0;
 };
 
+struct CacheFree {
+    void operator()(GstEdgeTensorImportCache* c) const noexcept
+    {
+        gst_edge_tensor_import_cache_free(c);
+    }
+};
+using ImportCachePtr = std::unique_ptr<GstEdgeTensorImportCache, CacheFree>;
+
 struct Streaming {
     std::optional<et::Converter> converter;
+    // Imported input (DMA-BUF, memfd) resolved to the same tensor every time its buffer comes
+    // back; created at start, re-keyed by set_caps, freed at stop.
+    ImportCachePtr cache;
     GstVideoInfo in_info{};
     bool out_video = false;
     GstVideoInfo out_info{};
@@ -666,6 +682,12 @@ gboolean gst_tensor_convert_sink_event(GstBaseTransform* trans, GstEvent* event)
 {
     auto* self = GST_TENSOR_CONVERT(trans);
     try {
+        if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+            std::lock_guard<std::mutex> lock(state_of(self).mu);
+            if (state_of(self).streaming.cache)
+                gst_edge_tensor_import_cache_clear(state_of(self).streaming.cache.get(),
+                                                   "flush-stop");
+        }
         if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
             GstCaps* caps = nullptr;
             gst_event_parse_caps(event, &caps);
@@ -809,6 +831,9 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         st.frames = state_of(self).streaming.frames;
+        st.cache = std::move(state_of(self).streaming.cache);
+        if (st.cache && !gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps))
+            GST_DEBUG_OBJECT(self, "input caps not importable: frames are mapped instead");
         state_of(self).streaming = std::move(st);
     }
     {
@@ -1016,14 +1041,27 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         return GST_FLOW_NOT_NEGOTIATED;
     }
 
-    // TODO(issue 5, import cache): when gst_is_dmabuf_memory() holds for the input's memories,
-    // resolve them through the gst/libs import cache (gstedgetensorimportcache.h: one
-    // GstEdgeTensorImportCache per element in the streaming state, set_caps'd with the input
-    // caps, cleared in stop; keyed by st_dev/st_ino/plane offset and geometry) and run the
-    // converter on the cached tensor (Converter::run(TensorDyn, TensorDyn) or a map_read() of
-    // it) instead of a fresh CPU map per frame. Until then mappable DMA-BUF input is read
-    // through gst_video_frame_map(), which maps (and syncs) the memory and applies the
-    // GstVideoMeta strides and offsets.
+    // Foreign fd memory (a camera's DMA-BUFs, a memfd) goes through the import cache, so the
+    // source is the same tensor, with the same identity, whenever its buffer comes back, and
+    // the converter reads it as a tensor. Our own pool's memory already is a tensor, system
+    // memory has no fd: both are mapped below, as is anything the tensor path refuses.
+    GstMemory* first = gst_buffer_n_memory(inbuf) > 0 ? gst_buffer_peek_memory(inbuf, 0) : nullptr;
+    if (st.cache && first && gst_is_fd_memory(first) && !gst_is_edge_tensor_memory(first)) {
+        GstEdgeTensorImportResult res = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
+        auto src_tensor = eg::import_tensor(st.cache.get(), inbuf, &res);
+        auto dst_tensor = eg::tensor_from_buffer(outbuf);
+        if (src_tensor && src_tensor->is_image() && dst_tensor) {
+            auto r = st.converter->run(*src_tensor, *dst_tensor);
+            if (r) {
+                st.frames++;
+                return GST_FLOW_OK;
+            }
+            GST_DEBUG_OBJECT(self, "tensor path refused (%s): mapping the frame instead",
+                             r.error().message().c_str());
+        } else {
+            GST_LOG_OBJECT(self, "input not imported as an image (result %d): mapping it", res);
+        }
+    }
     GstVideoFrame in;
     if (!gst_video_frame_map(&in, &st.in_info, inbuf, GST_MAP_READ)) {
         GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map the input frame."),
@@ -1099,6 +1137,8 @@ gboolean gst_tensor_convert_start(GstBaseTransform* trans)
     try {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         state_of(self).streaming = Streaming{};
+        state_of(self).streaming.cache.reset(
+            gst_edge_tensor_import_cache_new(GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE));
         return TRUE;
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
@@ -1111,8 +1151,13 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
     auto* self = GST_TENSOR_CONVERT(trans);
     try {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
-        GST_DEBUG_OBJECT(self, "stopping after %" G_GUINT64_FORMAT " frames",
-                         state_of(self).streaming.frames);
+        const Streaming& st = state_of(self).streaming;
+        GST_DEBUG_OBJECT(self, "stopping after %" G_GUINT64_FORMAT " frames", st.frames);
+        if (st.cache) {
+            GstStructure* stats = gst_edge_tensor_import_cache_get_stats(st.cache.get());
+            GST_INFO_OBJECT(self, "import cache: %" GST_PTR_FORMAT, stats);
+            gst_structure_free(stats);
+        }
         state_of(self).streaming = Streaming{};
         return TRUE;
     } catch (const std::exception& e) {
@@ -1232,6 +1277,18 @@ void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* val
                                      GParamSpec* pspec)
 {
     auto* self = GST_TENSOR_CONVERT(object);
+    if (prop_id == PROP_CACHE_HITS || prop_id == PROP_CACHE_MISSES) {
+        // Streaming state: under mu, never with the object lock held.
+        std::lock_guard<std::mutex> slock(state_of(self).mu);
+        const Streaming& st = state_of(self).streaming;
+        guint64 v = 0;
+        if (st.cache)
+            v = prop_id == PROP_CACHE_HITS
+                    ? gst_edge_tensor_import_cache_get_hits(st.cache.get())
+                    : gst_edge_tensor_import_cache_get_misses(st.cache.get());
+        g_value_set_uint64(value, v);
+        return;
+    }
     eg::ObjectLockGuard lock(self);
     const Settings& s = state_of(self).settings;
     const Report& r = state_of(self).report;
@@ -1426,6 +1483,19 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
                           "Padding rows below the picture (the odd one when the padding is odd; "
                           "read-only, valid once caps are set)",
                           0, MAX_SIZE, 0, kReportFlags));
+
+    g_object_class_install_property(
+        gobject_class, PROP_CACHE_HITS,
+        g_param_spec_uint64("cache-hits", "Import cache hits",
+                            "Input frames in imported memory (DMA-BUF, memfd) whose buffer was "
+                            "already imported (read-only, since the element started)",
+                            0, G_MAXUINT64, 0, kReportFlags));
+    g_object_class_install_property(
+        gobject_class, PROP_CACHE_MISSES,
+        g_param_spec_uint64("cache-misses", "Import cache misses",
+                            "Input frames in imported memory whose buffer had to be imported "
+                            "(read-only, since the element started)",
+                            0, G_MAXUINT64, 0, kReportFlags));
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -460,61 +460,19 @@ void set_why(gchar** why, const std::string& s)
 GstEdgeTensorMeta* add_import_meta(GstBuffer* buffer, const TensorDyn& tensor, const Plan& plan,
                                    bool colorimetry_from_caps)
 {
-    EdgeTensorDesc desc = edgetensor_desc_init();
-    if (auto d = tensor.describe()) {
-        desc = *d;
-    } else {
-        // A two-buffer image has no single handle; describe its plane 0 by hand.
-        desc.ndim = guint32(std::min<size_t>(tensor.ndim(), EDGETENSOR_DESC_MAX_NDIM));
-        desc.dtype = guint32(tensor.dtype());
-        for (guint32 i = 0; i < desc.ndim; ++i) {
-            desc.shape[i] = tensor.shape()[i];
-            desc.strides[i] = tensor.strides()[i];
-        }
-        desc.format = guint32(tensor.format());
-        desc.fourcc = edgetensor::to_drm_fourcc(tensor.format());
-        desc.capacity = tensor.capacity_bytes();
-        desc.kind = tensor.memory() == edgetensor::TensorMemory::Dma ? EDGETENSOR_KIND_DMABUF
-                                                                     : EDGETENSOR_KIND_HOST;
+    eg::MetaPlanes planes;
+    planes.n_planes = plan.video ? plan.key.n_planes : 1;
+    for (guint i = 0; i < std::min<guint>(planes.n_planes, GST_EDGE_TENSOR_META_MAX_PLANES); ++i) {
+        planes.offsets[i] = gsize(plan.places[i].fd_offset);
+        planes.strides[i] = plan.places[i].stride;
     }
-    // Borrowed from the buffer's memory, like the pool's: valid while the buffer lives, even
-    // if the cache entry is evicted meanwhile.
-    desc.handle = plan.places[0].fd;
-    desc.ptr = 0;
-
-    auto* m = reinterpret_cast<GstEdgeTensorMeta*>(
-        gst_buffer_add_meta(buffer, GST_EDGE_TENSOR_META_INFO, nullptr));
-    if (!m)
-        return nullptr;
-    m->identity = tensor.buffer_identity().id();
-    m->memory_kind = eg::memory_kind(tensor.memory());
-    m->desc = desc;
-    if (plan.video) {
-        const GstVideoInfo* vi = &plan.vinfo;
-        const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT(vi);
-        m->video_format = fmt;
-        m->width = guint(GST_VIDEO_INFO_WIDTH(vi));
-        m->height = guint(GST_VIDEO_INFO_HEIGHT(vi));
-        m->n_planes = std::min<guint>(plan.key.n_planes, GST_EDGE_TENSOR_META_MAX_PLANES);
-        for (guint i = 0; i < m->n_planes; ++i) {
-            m->plane_offsets[i] = gsize(plan.places[i].fd_offset);
-            m->plane_strides[i] = plan.places[i].stride;
-        }
-        if (m->desc.fourcc == 0)
-            m->desc.fourcc = eg::drm_fourcc_from_gst(fmt);
-        m->desc.colorimetry =
-            colorimetry_from_caps ? eg::colorimetry_from_gst(vi->colorimetry).pack() : 0;
-    } else {
-        m->n_planes = 1;
-        m->plane_offsets[0] = gsize(plan.places[0].fd_offset);
-        m->plane_strides[0] = tensor.strides().empty() ? 0 : gint(tensor.strides().front());
-    }
-    bool aligned = m->n_planes > 0;
-    for (guint i = 0; i < m->n_planes; ++i)
-        aligned = aligned && m->plane_strides[i] % GST_EDGE_TENSOR_ROW_ALIGNMENT == 0;
-    m->flags = (aligned ? GST_EDGE_TENSOR_META_FLAG_STRIDES_ALIGNED : 0) |
-               (tensor.is_image() ? GST_EDGE_TENSOR_META_FLAG_IMAGE : 0);
-    return m;
+    if (!plan.video)
+        planes.strides[0] = tensor.strides().empty() ? 0 : gint(tensor.strides().front());
+    // The handle is borrowed from the buffer's memory, like the pool's: valid while the buffer
+    // lives, even if the cache entry is evicted meanwhile. The cache's mapping is no address
+    // the buffer's holder may use, so no host pointer.
+    return eg::add_tensor_meta(buffer, tensor, plan.places[0].fd, false,
+                               plan.video ? &plan.vinfo : nullptr, planes, colorimetry_from_caps);
 }
 
 } // namespace

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include <gst/allocators/allocators.h>
+#include <sys/stat.h>
+
 #define GST_CAT_DEFAULT gst_edge_tensor_meta_debug
 
 namespace
@@ -48,7 +51,48 @@ void copy_fields(GstEdgeTensorMeta* dst, const GstEdgeTensorMeta* src)
     dst->flags = src->flags;
 }
 
-gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer*, GQuark type, gpointer data)
+/// The kernel object and offset behind an fd memory; false when it has none.
+bool fd_object_of(GstMemory* mem, dev_t* dev, ino_t* ino)
+{
+    if (!gst_is_fd_memory(mem))
+        return false;
+    struct stat st {
+    };
+    if (fstat(gst_fd_memory_get_fd(mem), &st) != 0)
+        return false;
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+    return true;
+}
+
+/// Whether the copy's first memory holds the very bytes the meta describes. An imported
+/// buffer's memory (v4l2, a decoder) is no edgetensor memory, so identity alone cannot tell;
+/// a shallow copy shares the source's GstMemory (or a sub-memory of the same parent, or
+/// another GstMemory over the same fd object and offset), which can.
+bool copy_shares_memory(GstBuffer* dest, GstBuffer* source, const GstEdgeTensorMeta* src)
+{
+    GstMemory* d = gst_buffer_peek_memory(dest, 0);
+    if (src->identity != 0 && gst_edge_tensor_memory_get_identity(d) == src->identity)
+        return true;
+    if (!source || gst_buffer_n_memory(source) == 0)
+        return false;
+    GstMemory* s = gst_buffer_peek_memory(source, 0);
+    if (d == s)
+        return true;
+    // Same object but another window of it: the plane offsets would not hold.
+    if (d->offset != s->offset || d->size != s->size)
+        return false;
+    GstMemory* dp = d->parent ? d->parent : d;
+    GstMemory* sp = s->parent ? s->parent : s;
+    if (dp == sp)
+        return true;
+    dev_t dd = 0, sd = 0;
+    ino_t di = 0, si = 0;
+    return fd_object_of(d, &dd, &di) && fd_object_of(s, &sd, &si) && dd == sd && di == si;
+}
+
+gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer* source, GQuark type,
+                        gpointer data)
 {
     auto* src = reinterpret_cast<GstEdgeTensorMeta*>(meta);
     if (!GST_META_TRANSFORM_IS_COPY(type))
@@ -60,19 +104,24 @@ gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer*, GQuark type,
     // error, just nothing to carry).
     if (copy->region || gst_buffer_n_memory(dest) == 0)
         return TRUE;
-    GstMemory* mem = gst_buffer_peek_memory(dest, 0);
-    if (gst_edge_tensor_memory_get_identity(mem) != src->identity) {
+    if (!copy_shares_memory(dest, source, src)) {
         GST_LOG("dropping the meta of tensor %" G_GUINT64_FORMAT
                 ": the copy does not share its memory",
                 src->identity);
         return TRUE;
     }
+    GstMemory* mem = gst_buffer_peek_memory(dest, 0);
     auto* dst = reinterpret_cast<GstEdgeTensorMeta*>(
         gst_buffer_add_meta(dest, GST_EDGE_TENSOR_META_INFO, nullptr));
     if (!dst)
         return FALSE;
     copy_fields(dst, src);
-    dst->desc.handle = gst_edge_tensor_memory_get_fd(mem);
+    // Borrow the copy's own fd (a copy may outlive the source's memory); a shared GstMemory or
+    // a memory without an fd keeps the source's handle.
+    if (const int fd = gst_edge_tensor_memory_get_fd(mem); fd >= 0)
+        dst->desc.handle = fd;
+    else if (gst_is_fd_memory(mem))
+        dst->desc.handle = gst_fd_memory_get_fd(mem);
     return TRUE;
 }
 
@@ -109,6 +158,66 @@ extern "C" GstEdgeTensorMeta* gst_buffer_get_edge_tensor_meta(GstBuffer* buffer)
         gst_buffer_get_meta(buffer, GST_EDGE_TENSOR_META_API_TYPE));
 }
 
+GstEdgeTensorMeta* edgetensor::gst::add_tensor_meta(GstBuffer* buffer, const TensorDyn& tensor,
+                                                    int handle, bool host_ptr,
+                                                    const GstVideoInfo* video,
+                                                    const MetaPlanes& planes,
+                                                    bool colorimetry_from_caps)
+{
+    EdgeTensorDesc desc = edgetensor_desc_init();
+    if (auto d = tensor.describe()) {
+        desc = *d;
+    } else {
+        // Still describe what can be described (a PBO tensor, a two-buffer image: no single
+        // handle).
+        GST_DEBUG("buffer %p: describe() failed (%s); filling the descriptor by hand", buffer,
+                  d.error().message().c_str());
+        desc.ndim = guint32(std::min<size_t>(tensor.ndim(), EDGETENSOR_DESC_MAX_NDIM));
+        desc.dtype = guint32(tensor.dtype());
+        for (guint32 i = 0; i < desc.ndim; ++i) {
+            desc.shape[i] = tensor.shape()[i];
+            desc.strides[i] = tensor.strides()[i];
+        }
+        desc.format = guint32(tensor.format());
+        desc.fourcc = edgetensor::to_drm_fourcc(tensor.format());
+        desc.capacity = tensor.capacity_bytes();
+        desc.kind = tensor.memory() == edgetensor::TensorMemory::Dma ? EDGETENSOR_KIND_DMABUF
+                                                                     : EDGETENSOR_KIND_HOST;
+    }
+    desc.handle = handle;
+    if (!host_ptr)
+        desc.ptr = 0;
+
+    auto* m = reinterpret_cast<GstEdgeTensorMeta*>(
+        gst_buffer_add_meta(buffer, GST_EDGE_TENSOR_META_INFO, nullptr));
+    if (!m)
+        return nullptr;
+    m->identity = tensor.buffer_identity().id();
+    m->memory_kind = memory_kind(tensor.memory());
+    m->desc = desc;
+    m->n_planes = std::min<guint>(planes.n_planes, GST_EDGE_TENSOR_META_MAX_PLANES);
+    for (guint i = 0; i < m->n_planes; ++i) {
+        m->plane_offsets[i] = planes.offsets[i];
+        m->plane_strides[i] = planes.strides[i];
+    }
+    if (video) {
+        const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT(video);
+        m->video_format = fmt;
+        m->width = guint(GST_VIDEO_INFO_WIDTH(video));
+        m->height = guint(GST_VIDEO_INFO_HEIGHT(video));
+        if (m->desc.fourcc == 0)
+            m->desc.fourcc = drm_fourcc_from_gst(fmt);
+        m->desc.colorimetry =
+            colorimetry_from_caps ? colorimetry_from_gst(video->colorimetry).pack() : 0;
+    }
+    bool aligned = m->n_planes > 0;
+    for (guint i = 0; i < m->n_planes; ++i)
+        aligned = aligned && m->plane_strides[i] % GST_EDGE_TENSOR_ROW_ALIGNMENT == 0;
+    m->flags = (aligned ? GST_EDGE_TENSOR_META_FLAG_STRIDES_ALIGNED : 0) |
+               (tensor.is_image() ? GST_EDGE_TENSOR_META_FLAG_IMAGE : 0);
+    return m;
+}
+
 extern "C" GstEdgeTensorMeta* gst_buffer_add_edge_tensor_meta(GstBuffer* buffer,
                                                               const GstVideoInfo* info,
                                                               gboolean colorimetry_from_caps)
@@ -124,60 +233,21 @@ extern "C" GstEdgeTensorMeta* gst_buffer_add_edge_tensor_meta(GstBuffer* buffer,
             GST_WARNING("buffer %p: its first memory holds no edgetensor tensor", buffer);
             return nullptr;
         }
-        EdgeTensorDesc desc = edgetensor_desc_init();
-        if (auto d = tensor->describe()) {
-            desc = *d;
-        } else {
-            // Still describe what can be described (e.g. a PBO tensor has no handle).
-            GST_DEBUG("buffer %p: describe() failed (%s); filling the descriptor by hand", buffer,
-                      d.error().message().c_str());
-            desc.ndim = guint32(std::min<size_t>(tensor->ndim(), EDGETENSOR_DESC_MAX_NDIM));
-            desc.dtype = guint32(tensor->dtype());
-            for (guint32 i = 0; i < desc.ndim; ++i) {
-                desc.shape[i] = tensor->shape()[i];
-                desc.strides[i] = tensor->strides()[i];
-            }
-            desc.format = guint32(tensor->format());
-            desc.fourcc = edgetensor::to_drm_fourcc(tensor->format());
-            desc.capacity = tensor->capacity_bytes();
-        }
-        desc.handle = gst_edge_tensor_memory_get_fd(mem);
-
-        auto* m = reinterpret_cast<GstEdgeTensorMeta*>(
-            gst_buffer_add_meta(buffer, GST_EDGE_TENSOR_META_INFO, nullptr));
-        if (!m)
-            return nullptr;
-        m->identity = tensor->buffer_identity().id();
-        m->memory_kind = edgetensor::gst::memory_kind(tensor->memory());
-        m->desc = desc;
+        edgetensor::gst::MetaPlanes planes;
         if (info) {
-            const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT(info);
-            m->video_format = fmt;
-            m->width = guint(GST_VIDEO_INFO_WIDTH(info));
-            m->height = guint(GST_VIDEO_INFO_HEIGHT(info));
-            m->n_planes =
+            planes.n_planes =
                 std::min<guint>(GST_VIDEO_INFO_N_PLANES(info), GST_EDGE_TENSOR_META_MAX_PLANES);
-            for (guint i = 0; i < m->n_planes; ++i) {
-                m->plane_offsets[i] = GST_VIDEO_INFO_PLANE_OFFSET(info, i);
-                m->plane_strides[i] = GST_VIDEO_INFO_PLANE_STRIDE(info, i);
+            for (guint i = 0; i < planes.n_planes; ++i) {
+                planes.offsets[i] = GST_VIDEO_INFO_PLANE_OFFSET(info, i);
+                planes.strides[i] = GST_VIDEO_INFO_PLANE_STRIDE(info, i);
             }
-            if (m->desc.fourcc == 0)
-                m->desc.fourcc = edgetensor::gst::drm_fourcc_from_gst(fmt);
-            m->desc.colorimetry =
-                colorimetry_from_caps
-                    ? edgetensor::gst::colorimetry_from_gst(info->colorimetry).pack()
-                    : 0;
         } else {
-            m->n_planes = 1;
-            m->plane_offsets[0] = tensor->offset();
-            m->plane_strides[0] = tensor->strides().empty() ? 0 : gint(tensor->strides().front());
+            planes.n_planes = 1;
+            planes.offsets[0] = tensor->offset();
+            planes.strides[0] = tensor->strides().empty() ? 0 : gint(tensor->strides().front());
         }
-        bool aligned = m->n_planes > 0;
-        for (guint i = 0; i < m->n_planes; ++i)
-            aligned = aligned && m->plane_strides[i] % GST_EDGE_TENSOR_ROW_ALIGNMENT == 0;
-        m->flags = (aligned ? GST_EDGE_TENSOR_META_FLAG_STRIDES_ALIGNED : 0) |
-                   (tensor->is_image() ? GST_EDGE_TENSOR_META_FLAG_IMAGE : 0);
-        return m;
+        return edgetensor::gst::add_tensor_meta(buffer, *tensor, gst_edge_tensor_memory_get_fd(mem),
+                                                true, info, planes, colorimetry_from_caps != FALSE);
     } catch (const std::exception& e) {
         GST_ERROR("cannot describe the tensor of buffer %p: %s", buffer, e.what());
     } catch (...) {

@@ -70,6 +70,23 @@ Result<TensorDyn> allocate_bytes(GstEdgeTensorMemoryKind kind, size_t bytes, con
 /// The kind AUTO resolves to on this host (DMA, SHM or SYSTEM).
 GstEdgeTensorMemoryKind resolve_memory_kind(GstEdgeTensorMemoryKind kind) noexcept;
 
+/// Where a frame's planes lie, as GstEdgeTensorMeta records them.
+struct MetaPlanes {
+    guint n_planes = 0;
+    gsize offsets[GST_EDGE_TENSOR_META_MAX_PLANES] = {};
+    gint strides[GST_EDGE_TENSOR_META_MAX_PLANES] = {};
+};
+
+/// Attaches a GstEdgeTensorMeta describing `tensor` to `buffer` (writable): identity, kind,
+/// descriptor (its handle is `handle`, borrowed from the buffer's memory; `host_ptr` keeps the
+/// descriptor's host address, else it is cleared), and the frame's `planes`. With `video`, the
+/// format, size and (when `colorimetry_from_caps`) colorimetry come from it. The one filler of
+/// the meta: gst_buffer_add_edge_tensor_meta() and the import cache both call it. Throws only
+/// what the core's accessors throw; callers catch.
+GstEdgeTensorMeta* add_tensor_meta(GstBuffer* buffer, const TensorDyn& tensor, int handle,
+                                   bool host_ptr, const GstVideoInfo* video,
+                                   const MetaPlanes& planes, bool colorimetry_from_caps);
+
 std::optional<TensorMemory> core_memory(GstEdgeTensorMemoryKind kind) noexcept;
 const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;
 

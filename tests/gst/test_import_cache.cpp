@@ -169,6 +169,82 @@ TEST(ImportCache, SameBufferInANewGstMemoryIsAHit)
     EXPECT_EQ(id1, id2);
 }
 
+TEST(ImportCache, ImportedMetaSurvivesShallowCopiesAndMakeWritable)
+{
+    CachePtr cache;
+    ASSERT_TRUE(gst_edge_tensor_import_cache_set_caps(cache.get(), caps_from(kRgbaCaps).get()));
+    AllocatorPtr alloc = fd_allocator();
+    UniqueFd a = make_memfd(kRgbaSize);
+    BufferPtr b = buffer_of(rewrap(alloc.get(), a.get(), kRgbaSize));
+    GstEdgeTensorMeta* m =
+        gst_edge_tensor_import_cache_attach_meta(cache.get(), b.get(), nullptr, nullptr);
+    ASSERT_TRUE(m);
+    ASSERT_FALSE(gst_is_edge_tensor_memory(gst_buffer_peek_memory(b.get(), 0)))
+        << "the test needs foreign (imported) memory";
+    const guint64 id = m->identity;
+    const gint handle = m->desc.handle;
+
+    BufferPtr copy(gst_buffer_copy(b.get()));
+    GstEdgeTensorMeta* mc = gst_buffer_get_edge_tensor_meta(copy.get());
+    ASSERT_TRUE(mc) << "a shallow copy shares the memory, so the meta still holds";
+    EXPECT_EQ(mc->identity, id);
+    EXPECT_EQ(mc->desc.handle, handle);
+    EXPECT_EQ(mc->plane_strides[0], m->plane_strides[0]);
+
+    // make_writable of a shared buffer copies it (shallowly): a downstream element doing this
+    // must not lose the meta.
+    GstBuffer* shared = gst_buffer_ref(b.get());
+    GstBuffer* writable = gst_buffer_make_writable(shared);
+    ASSERT_NE(writable, b.get());
+    BufferPtr w(writable);
+    GstEdgeTensorMeta* mw = gst_buffer_get_edge_tensor_meta(w.get());
+    ASSERT_TRUE(mw);
+    EXPECT_EQ(mw->identity, id);
+    EXPECT_EQ(mw->width, 64u);
+
+    // Another GstMemory over the same memfd (same inode and offset) holds the same bytes.
+    // (Memory-tagged metas travel only with the memory, so copy both; r's own memory stays
+    // first.)
+    BufferPtr r = buffer_of(rewrap(alloc.get(), a.get(), kRgbaSize));
+    ASSERT_TRUE(gst_buffer_copy_into(
+        r.get(), b.get(), GstBufferCopyFlags(GST_BUFFER_COPY_META | GST_BUFFER_COPY_MEMORY), 0,
+        -1));
+    ASSERT_NE(gst_buffer_peek_memory(r.get(), 0), gst_buffer_peek_memory(b.get(), 0));
+    GstEdgeTensorMeta* mr = gst_buffer_get_edge_tensor_meta(r.get());
+    ASSERT_TRUE(mr);
+    EXPECT_EQ(mr->identity, id);
+    EXPECT_EQ(mr->desc.handle, gst_fd_memory_get_fd(gst_buffer_peek_memory(r.get(), 0)))
+        << "the copy's meta borrows the copy's own fd";
+}
+
+TEST(ImportCache, ImportedMetaIsDroppedByDeepAndRegionCopies_Negative)
+{
+    CachePtr cache;
+    ASSERT_TRUE(gst_edge_tensor_import_cache_set_caps(cache.get(), caps_from(kRgbaCaps).get()));
+    AllocatorPtr alloc = fd_allocator();
+    UniqueFd a = make_memfd(kRgbaSize);
+    BufferPtr b = buffer_of(rewrap(alloc.get(), a.get(), kRgbaSize));
+    ASSERT_TRUE(gst_edge_tensor_import_cache_attach_meta(cache.get(), b.get(), nullptr, nullptr));
+
+    BufferPtr deep(gst_buffer_copy_deep(b.get()));
+    ASSERT_TRUE(deep);
+    EXPECT_FALSE(gst_buffer_get_edge_tensor_meta(deep.get()))
+        << "a deep copy's bytes are not the imported tensor";
+    BufferPtr part(gst_buffer_copy_region(b.get(), GST_BUFFER_COPY_ALL, 256, 1024));
+    ASSERT_TRUE(part);
+    EXPECT_FALSE(gst_buffer_get_edge_tensor_meta(part.get()));
+
+    // Another buffer of the same size over a different memfd is not the tensor either.
+    UniqueFd other = make_memfd(kRgbaSize);
+    BufferPtr o = buffer_of(rewrap(alloc.get(), other.get(), kRgbaSize));
+    GstEdgeTensorMeta* src = gst_buffer_get_edge_tensor_meta(b.get());
+    ASSERT_TRUE(src);
+    ASSERT_TRUE(gst_buffer_copy_into(
+        o.get(), b.get(), GstBufferCopyFlags(GST_BUFFER_COPY_META | GST_BUFFER_COPY_MEMORY), 0,
+        -1));
+    EXPECT_FALSE(gst_buffer_get_edge_tensor_meta(o.get()));
+}
+
 TEST(ImportCache, CapsChangeInvalidates)
 {
     CachePtr cache;

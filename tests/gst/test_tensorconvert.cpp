@@ -12,7 +12,11 @@
 
 #include <edgetensor/convert.hpp>
 
+#include <gst/allocators/allocators.h>
+
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -21,6 +25,7 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace edgetensor::test
@@ -727,6 +732,92 @@ TEST(TensorConvert, PoolMemoryInputGivesTheSameTensorAsSystemMemory)
     EXPECT_EQ(n_meta, 1u);
     EXPECT_EQ(gst_buffer_get_video_meta(b.get()), nullptr) << "tensor output with a video meta";
 }
+
+guint64 uint64_property(GstElement* e, const char* name)
+{
+    guint64 v = G_MAXUINT64;
+    g_object_get(e, name, &v, nullptr);
+    return v;
+}
+
+class TensorConvertImported : public ::testing::TestWithParam<std::pair<const char*, size_t>>
+{
+};
+
+TEST_P(TensorConvertImported, RewrappedMemfdInputHitsTheImportCacheAndGivesTheSameTensor)
+{
+    const char* caps = GetParam().first;
+    const size_t kSize = GetParam().second;
+    constexpr int kBuffers = 2;
+
+    // The reference: the same pictures in system memory (mapped path).
+    std::vector<BufferPtr> sys;
+    std::vector<std::vector<uint8_t>> expected;
+    {
+        Convert ref("width=32 height=16");
+        gst_harness_set_sink_caps_str(ref.h.get(), "other/tensors");
+        gst_harness_set_src_caps_str(ref.h.get(), caps);
+        for (int i = 0; i < kBuffers; ++i) {
+            sys.push_back(make_frame(caps, guint(5 + i)));
+            ASSERT_EQ(gst_harness_push(ref.h.get(), gst_buffer_ref(sys.back().get())), GST_FLOW_OK);
+            BufferPtr out(gst_harness_try_pull(ref.h.get()));
+            ASSERT_TRUE(out);
+            expected.push_back(bytes_of(out.get()));
+        }
+        EXPECT_EQ(uint64_property(ref.element, "cache-misses"), 0u)
+            << "system memory is not imported";
+    }
+
+    std::vector<UniqueFd> memfds;
+    for (int i = 0; i < kBuffers; ++i) {
+        UniqueFd fd(memfd_create("tensorconvert-test", MFD_CLOEXEC));
+        ASSERT_TRUE(fd);
+        const std::vector<uint8_t> pixels = bytes_of(sys[size_t(i)].get());
+        ASSERT_EQ(pixels.size(), kSize);
+        ASSERT_EQ(pwrite(fd.get(), pixels.data(), pixels.size(), 0), ssize_t(kSize));
+        memfds.push_back(std::move(fd));
+    }
+
+    const auto fds_before = open_fds();
+    {
+        AllocatorPtr alloc(gst_fd_allocator_new());
+        Convert t("width=32 height=16");
+        gst_harness_set_sink_caps_str(t.h.get(), "other/tensors");
+        gst_harness_set_src_caps_str(t.h.get(), caps);
+        int min_fd = 300;
+        for (int round = 0; round < 2; ++round) {
+            for (int i = 0; i < kBuffers; ++i) {
+                // A new GstMemory with a new fd number every frame, as a camera pool may hand
+                // out the same buffer.
+                UniqueFd d(fcntl(memfds[size_t(i)].get(), F_DUPFD_CLOEXEC, min_fd++));
+                ASSERT_TRUE(d);
+                GstMemory* m =
+                    gst_fd_allocator_alloc(alloc.get(), d.get(), kSize, GST_FD_MEMORY_FLAG_NONE);
+                ASSERT_TRUE(m);
+                d.release();
+                GstBuffer* b = gst_buffer_new();
+                gst_buffer_append_memory(b, m);
+                ASSERT_EQ(gst_harness_push(t.h.get(), b), GST_FLOW_OK)
+                    << t.messages(GST_MESSAGE_ERROR);
+                BufferPtr out(gst_harness_try_pull(t.h.get()));
+                ASSERT_TRUE(out);
+                EXPECT_TRUE(bytes_of(out.get()) == expected[size_t(i)])
+                    << "round " << round << " buffer " << i;
+            }
+        }
+        EXPECT_EQ(uint64_property(t.element, "cache-misses"), guint64(kBuffers));
+        EXPECT_EQ(uint64_property(t.element, "cache-hits"), guint64(kBuffers))
+            << "the second round must find every buffer in the cache";
+    }
+    EXPECT_EQ(open_fds(), fds_before) << describe_fds(open_fds());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, TensorConvertImported,
+    ::testing::Values(std::make_pair("video/x-raw,format=RGBA,width=64,height=32",
+                                     size_t(64 * 4 * 32)),
+                      std::make_pair("video/x-raw,format=NV12,width=64,height=32,colorimetry=bt601",
+                                     size_t(64 * 32 * 3 / 2))));
 
 TEST(TensorConvert, DmaBufInputAndOutputGiveTheSameTensorAsSystemMemory)
 {
