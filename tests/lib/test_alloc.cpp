@@ -162,6 +162,14 @@ TEST(TensorDynTest, ConvertsToAndFromTyped)
     auto wrong = Tensor<uint8_t>::from_dyn(*d);
     ASSERT_FALSE(wrong);
     EXPECT_EQ(wrong.error().code(), ErrorCode::DTypeMismatch);
+    auto via_as = d->as<float>();
+    ASSERT_TRUE(via_as);
+    EXPECT_EQ(via_as->buffer_identity(), d->buffer_identity());
+    auto wrong_as = d->as<double>();
+    ASSERT_FALSE(wrong_as);
+    EXPECT_EQ(wrong_as.error().code(), ErrorCode::DTypeMismatch);
+    TensorDyn erased = *typed; // typed -> dtype-erased: shares everything
+    EXPECT_EQ(erased.buffer_identity(), d->buffer_identity());
     const TensorDyn& back = *typed;
     EXPECT_EQ(back.dtype(), DType::F32);
     auto m = d->map_as<float>(CpuAccess::ReadWrite);

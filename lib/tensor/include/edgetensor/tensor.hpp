@@ -113,4 +113,9 @@ private:
     TensorDyn dyn_;
 };
 
+template <typename T> Result<Tensor<T>> TensorDyn::as() const
+{
+    return Tensor<T>::from_dyn(*this);
+}
+
 } // namespace edgetensor

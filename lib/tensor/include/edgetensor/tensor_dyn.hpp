@@ -36,6 +36,8 @@ struct TensorAccess;
 
 using Shape = std::vector<size_t>;
 
+template <typename T> class Tensor;
+
 /// Where one plane of an imported image starts in its buffer and how far apart its rows are.
 /// A stride of 0 means the natural (tight) pitch of that plane.
 struct PlaneLayout {
@@ -167,6 +169,10 @@ public:
     Result<TensorMap<const uint8_t>> map_read() const;
     Result<TensorMap<uint8_t>> map_write() const { return map_with(CpuAccess::Write); }
     Result<TensorMap<uint8_t>> map_mut() const { return map_with(CpuAccess::ReadWrite); }
+
+    /// The typed tensor sharing this one's storage and identity; DTypeMismatch unless T
+    /// matches dtype(). Defined in tensor.hpp.
+    template <typename T> Result<Tensor<T>> as() const;
 
     /// Typed map; DTypeMismatch unless T matches dtype().
     template <typename T> Result<TensorMap<T>> map_as(CpuAccess access) const
