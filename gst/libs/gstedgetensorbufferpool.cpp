@@ -102,11 +102,11 @@ Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, Gs
     if (!base)
         return base;
     base->set_colorimetry(l.colorimetry);
-    if (l.pixel_format == PixelFormat::None || base->fd() < 0)
+    if (l.pixel_format == PixelFormat::None)
         return base;
 
-    // Formats the core knows become edgetensor images with exactly the pool's layout (an import
-    // of the same fd: same inode, same bytes), so TensorDyn users see the real geometry.
+    // Formats the core knows become edgetensor images with exactly the pool's layout (the same
+    // storage reinterpreted), so TensorDyn users see the real geometry on every backend.
     const GstVideoInfo& vi = l.vinfo;
     const auto info = edgetensor::pixel_format_info(l.pixel_format);
     std::vector<PlaneLayout> planes;
@@ -125,12 +125,8 @@ Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, Gs
                     GST_VIDEO_INFO_PLANE_OFFSET(&vi, 0) + c * plane_bytes)
                 return base;
     }
-    auto fd = base->clone_fd();
-    if (!fd)
-        return base;
-    auto img = TensorDyn::from_fd_image(std::move(*fd), GST_VIDEO_INFO_WIDTH(&vi),
-                                        GST_VIDEO_INFO_HEIGHT(&vi), l.pixel_format, planes,
-                                        DType::U8, cfg.access, name);
+    auto img = base->as_image(GST_VIDEO_INFO_WIDTH(&vi), GST_VIDEO_INFO_HEIGHT(&vi), l.pixel_format,
+                              planes, cfg.access);
     if (!img) {
         GST_DEBUG_OBJECT(pool, "keeping a flat tensor: the core refused the image layout (%s)",
                          img.error().message().c_str());

@@ -244,3 +244,44 @@ TEST(FromPlanes, ComposesTwoBuffers)
     ASSERT_FALSE(not_semi);
     EXPECT_EQ(not_semi.error().code(), ErrorCode::InvalidArgument);
 }
+
+TEST(AsImage, ReinterpretsFlatBytesWithTheGivenLayout)
+{
+    // A pool-style flat allocation laid out as NV12 16x4, pitch 64, chroma at 320.
+    auto flat = Tensor<uint8_t>::create({512}, TensorMemory::Mem);
+    ASSERT_TRUE(flat);
+    fill_pattern(*flat);
+    const PlaneLayout planes[2] = {{0, 64}, {320, 64}};
+    auto img = flat->dyn().as_image(16, 4, PixelFormat::Nv12, planes, CpuAccess::Write);
+    ASSERT_TRUE(img) << img.error().message();
+    EXPECT_EQ(img->buffer_identity(), flat->buffer_identity()); // same bytes, same buffer
+    EXPECT_EQ(img->cpu_access(), CpuAccess::Write);
+    EXPECT_EQ(*img->row_stride(), 64u);
+    EXPECT_EQ(img->plane_layout(1)->offset, 320u);
+    auto m = img->map_write();
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->plane(0).data[64 + 3], pattern_at(67));
+    EXPECT_EQ(m->plane(1).data[64 + 1], pattern_at(320 + 65));
+}
+
+TEST(AsImage, LayoutsOutsideTheBufferAreRefused_Negative)
+{
+    auto flat = Tensor<uint8_t>::create({512}, TensorMemory::Mem);
+    ASSERT_TRUE(flat);
+    const PlaneLayout past_end[2] = {{0, 64}, {480, 64}};
+    auto a = flat->dyn().as_image(16, 4, PixelFormat::Nv12, past_end);
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code(), ErrorCode::InsufficientCapacity);
+    // Strides and offsets whose products overflow size_t are refused, not wrapped around.
+    const PlaneLayout huge[1] = {{SIZE_MAX - 8, SIZE_MAX / 2}};
+    auto b = flat->dyn().as_image(16, 4, PixelFormat::Grey, huge);
+    ASSERT_FALSE(b);
+    EXPECT_EQ(b.error().code(), ErrorCode::InsufficientCapacity);
+    const PlaneLayout three[3] = {{0, 16}, {64, 16}, {128, 16}};
+    auto c = flat->dyn().as_image(16, 4, PixelFormat::Nv12, three);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code(), ErrorCode::InvalidArgument);
+    auto d = flat->dyn().as_image(16, 4, PixelFormat::Rgb, {});
+    ASSERT_TRUE(d) << "default layout: tight rows from the window start";
+    EXPECT_EQ(*d->row_stride(), 48u);
+}

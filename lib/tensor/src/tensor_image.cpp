@@ -167,6 +167,74 @@ Result<void> TensorDyn::configure_image(size_t width, size_t height, PixelFormat
     return {};
 }
 
+namespace
+{
+
+struct ImagePlan {
+    size_t off0 = 0;
+    size_t stride0 = 0;
+    size_t chroma_off = 0;
+    size_t chroma_stride = 0;
+};
+
+// Where each plane of a described image lies in a buffer of `capacity` bytes. Offsets and
+// strides come from foreign producers (caps, video meta, descriptors): every product and sum
+// is overflow-checked, and nothing outside the buffer is accepted.
+Result<ImagePlan> plan_image(const PixelFormatInfo& info, size_t width, size_t height, size_t elem,
+                             std::span<const PlaneLayout> planes, size_t capacity)
+{
+    const bool semi = info.layout == PixelLayout::SemiPlanar;
+    const size_t max_planes = semi ? 2 : 1;
+    if (planes.size() > max_planes)
+        return make_error(ErrorCode::InvalidArgument,
+                          std::string(info.name) + " has " + std::to_string(max_planes) +
+                              " plane(s); " + std::to_string(planes.size()) + " were described");
+    ImagePlan p;
+    const size_t row_bytes = natural_row_bytes(info.format, width, elem);
+    const size_t luma_row_bytes = semi ? width : row_bytes;
+    p.off0 = planes.empty() ? 0 : planes[0].offset;
+    p.stride0 = planes.empty() || planes[0].stride == 0 ? row_bytes : planes[0].stride;
+    if (p.stride0 < luma_row_bytes)
+        return make_error(ErrorCode::InvalidArgument,
+                          "plane 0 stride " + std::to_string(p.stride0) + " is narrower than a " +
+                              std::to_string(width) + "-pixel row (" +
+                              std::to_string(luma_row_bytes) + " bytes)");
+    const size_t rows0 = info.layout == PixelLayout::Planar ? height * info.channels : height;
+    size_t end0 = 0, end1 = 0, tmp = 0;
+    bool overflow = __builtin_mul_overflow(rows0 - 1, p.stride0, &tmp) ||
+                    __builtin_add_overflow(tmp, p.off0, &tmp) ||
+                    __builtin_add_overflow(tmp, luma_row_bytes, &end0);
+    if (semi && !overflow) {
+        const size_t crow = chroma_row_bytes(info, width);
+        if (planes.size() == 2)
+            p.chroma_off = planes[1].offset;
+        else
+            overflow = __builtin_mul_overflow(p.stride0, height, &tmp) ||
+                       __builtin_add_overflow(tmp, p.off0, &p.chroma_off);
+        p.chroma_stride = planes.size() == 2 && planes[1].stride ? planes[1].stride : p.stride0;
+        if (p.chroma_stride < crow)
+            return make_error(ErrorCode::InvalidArgument, "chroma stride " +
+                                                              std::to_string(p.chroma_stride) +
+                                                              " is narrower than a chroma row (" +
+                                                              std::to_string(crow) + " bytes)");
+        overflow = overflow ||
+                   __builtin_mul_overflow(chroma_rows(info, height) - 1, p.chroma_stride, &tmp) ||
+                   __builtin_add_overflow(tmp, p.chroma_off, &tmp) ||
+                   __builtin_add_overflow(tmp, crow, &end1);
+    }
+    if (overflow || end0 > capacity || end1 > capacity)
+        return make_error(ErrorCode::InsufficientCapacity,
+                          std::string(info.name) + " " + std::to_string(width) + "x" +
+                              std::to_string(height) +
+                              " with the given offsets and strides needs " +
+                              (overflow ? std::string("more bytes than size_t holds")
+                                        : std::to_string(end0 > end1 ? end0 : end1) + " bytes") +
+                              " but the buffer holds " + std::to_string(capacity));
+    return p;
+}
+
+} // namespace
+
 Result<TensorDyn> TensorDyn::from_fd_image(UniqueFd fd, size_t width, size_t height,
                                            PixelFormat format, std::span<const PlaneLayout> planes,
                                            DType dtype, CpuAccess access, std::string_view name)
@@ -174,60 +242,49 @@ Result<TensorDyn> TensorDyn::from_fd_image(UniqueFd fd, size_t width, size_t hei
     auto info = check_image_args(width, height, format, dtype);
     if (!info)
         return unexpected(std::move(info).error());
-    const bool semi = info->layout == PixelLayout::SemiPlanar;
-    const size_t max_planes = semi ? 2 : 1;
-    if (planes.size() > max_planes)
-        return make_error(ErrorCode::InvalidArgument,
-                          std::string(info->name) + " has " + std::to_string(max_planes) +
-                              " plane(s); " + std::to_string(planes.size()) + " were described");
     if (!fd)
         return make_error(ErrorCode::InvalidArgument, "from_fd_image: the fd is not valid");
 
     auto storage = detail::import_storage(std::move(fd), access);
     if (!storage)
         return unexpected(std::move(storage).error());
-    const size_t capacity = (*storage)->capacity();
     const size_t elem = dtype_size(dtype);
+    auto plan = plan_image(*info, width, height, elem, planes, (*storage)->capacity());
+    if (!plan)
+        return unexpected(std::move(plan).error());
 
-    // Plane 0
-    const size_t row_bytes = natural_row_bytes(format, width, elem);
-    const size_t luma_row_bytes = semi ? width : row_bytes;
-    const size_t off0 = planes.empty() ? 0 : planes[0].offset;
-    size_t stride0 = planes.empty() ? 0 : planes[0].stride;
-    if (stride0 == 0)
-        stride0 = semi ? row_bytes : luma_row_bytes;
-    if (stride0 < luma_row_bytes)
-        return make_error(ErrorCode::InvalidArgument,
-                          "plane 0 stride " + std::to_string(stride0) + " is narrower than a " +
-                              std::to_string(width) + "-pixel row (" +
-                              std::to_string(luma_row_bytes) + " bytes)");
-    const size_t rows0 = info->layout == PixelLayout::Planar ? height * info->channels : height;
-    const size_t end0 = off0 + (rows0 - 1) * stride0 + luma_row_bytes;
+    TensorDyn t = TensorAccess::wrap(std::move(*storage), dtype, image_shape(format, width, height),
+                                     detail::image_strides(format, height, plan->stride0, elem),
+                                     plan->off0, name);
+    TensorAccess::set_image(t, format, width, height, access, plan->chroma_off,
+                            plan->chroma_stride);
+    return t;
+}
 
-    size_t chroma_off = 0, chroma_stride = 0, end1 = 0;
-    if (semi) {
-        const size_t crow = chroma_row_bytes(*info, width);
-        chroma_off = planes.size() == 2 ? planes[1].offset : off0 + stride0 * height;
-        chroma_stride = planes.size() == 2 && planes[1].stride ? planes[1].stride : stride0;
-        if (chroma_stride < crow)
-            return make_error(ErrorCode::InvalidArgument, "chroma stride " +
-                                                              std::to_string(chroma_stride) +
-                                                              " is narrower than a chroma row (" +
-                                                              std::to_string(crow) + " bytes)");
-        end1 = chroma_off + (chroma_rows(*info, height) - 1) * chroma_stride + crow;
-    }
-    if (end0 > capacity || end1 > capacity || end0 < off0)
-        return make_error(ErrorCode::InsufficientCapacity,
-                          std::string(info->name) + " " + std::to_string(width) + "x" +
-                              std::to_string(height) +
-                              " with the given offsets and strides needs " +
-                              std::to_string(end0 > end1 ? end0 : end1) +
-                              " bytes but the buffer holds " + std::to_string(capacity));
+Result<TensorDyn> TensorDyn::as_image(size_t width, size_t height, PixelFormat format,
+                                      std::span<const PlaneLayout> planes,
+                                      std::optional<CpuAccess> access) const
+{
+    if (!storage_)
+        return make_error(ErrorCode::InvalidArgument, "as_image of an empty tensor");
+    if (chroma_ && chroma_->storage != storage_)
+        return make_error(ErrorCode::NotSupported,
+                          "as_image of a two-buffer image (from_planes) is not defined");
+    auto info = check_image_args(width, height, format, dtype_);
+    if (!info)
+        return unexpected(std::move(info).error());
+    const size_t elem = dtype_size(dtype_);
+    auto plan = plan_image(*info, width, height, elem, planes, capacity_bytes());
+    if (!plan)
+        return unexpected(std::move(plan).error());
 
-    TensorDyn t =
-        TensorAccess::wrap(std::move(*storage), dtype, image_shape(format, width, height),
-                           detail::image_strides(format, height, stride0, elem), off0, name);
-    TensorAccess::set_image(t, format, width, height, access, chroma_off, chroma_stride);
+    // Same storage, same identity: a reinterpretation of the bytes, like reshape().
+    TensorDyn t = *this;
+    t.offset_ = offset_ + plan->off0;
+    t.shape_ = image_shape(format, width, height);
+    t.strides_ = detail::image_strides(format, height, plan->stride0, elem);
+    TensorAccess::set_image(t, format, width, height, access.value_or(access_),
+                            offset_ + plan->chroma_off, plan->chroma_stride);
     return t;
 }
 

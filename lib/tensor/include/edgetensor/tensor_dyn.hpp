@@ -79,6 +79,15 @@ public:
                                            CpuAccess access = CpuAccess::ReadWrite,
                                            std::string_view name = {});
 
+    /// Reinterprets this tensor's bytes as an image whose planes start at the given offsets
+    /// (relative to this tensor's window) with the given pitches, as from_fd_image does for an
+    /// fd. Same storage and BufferIdentity; the layout must fit capacity_bytes(). `access`
+    /// declares the image's CPU access (default: this tensor's). For pools that allocate flat
+    /// and lay frames out themselves (GStreamer's video alignment).
+    Result<TensorDyn> as_image(size_t width, size_t height, PixelFormat format,
+                               std::span<const PlaneLayout> planes,
+                               std::optional<CpuAccess> access = {}) const;
+
     /// Composes a semi-planar image from two single-plane tensors (each keeps its own storage,
     /// fd, offset and pitch). `luma` is [H, W] or [H, W, 1] u8; `chroma` has the chroma plane's
     /// rows ([H/2, W] for Nv12, [H, W] for Nv16, [H, 2W] for Nv24, or [rows, W/2, 2]).
