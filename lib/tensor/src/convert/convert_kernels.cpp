@@ -82,6 +82,28 @@ __attribute__((always_inline)) inline void taps(const T* __restrict src, const T
     }
 }
 
+// The tap count is a compile-time parameter of taps(); one switch picks it for every caller.
+// Always inlined so each target_clones variant gets its own vectorised copy.
+template <bool Lerp, typename T>
+__attribute__((always_inline)) inline void taps_any(const T* __restrict src, const TapGroup& g,
+                                                    size_t n) noexcept
+{
+    switch (g.count) {
+    case 1:
+        taps<1, Lerp>(src, g, n);
+        break;
+    case 2:
+        taps<2, Lerp>(src, g, n);
+        break;
+    case 3:
+        taps<3, Lerp>(src, g, n);
+        break;
+    default:
+        taps<4, Lerp>(src, g, n);
+        break;
+    }
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ET_CONVERT_AVX2_TAPS 1
 // Hardware gathers for the resampling taps: the compiler will not emit them on its own (GCC's
@@ -208,20 +230,7 @@ void hlerp_f32(const float* __restrict src, const TapGroup& g, size_t n) noexcep
         return;
     }
 #endif
-    switch (g.count) {
-    case 1:
-        taps<1, true>(src, g, n);
-        break;
-    case 2:
-        taps<2, true>(src, g, n);
-        break;
-    case 3:
-        taps<3, true>(src, g, n);
-        break;
-    default:
-        taps<4, true>(src, g, n);
-        break;
-    }
+    taps_any<true>(src, g, n);
 }
 
 ET_CONVERT_CLONES
@@ -233,58 +242,19 @@ void hlerp_u8(const uint8_t* __restrict src, const TapGroup& g, size_t n) noexce
         return;
     }
 #endif
-    switch (g.count) {
-    case 1:
-        taps<1, true>(src, g, n);
-        break;
-    case 2:
-        taps<2, true>(src, g, n);
-        break;
-    case 3:
-        taps<3, true>(src, g, n);
-        break;
-    default:
-        taps<4, true>(src, g, n);
-        break;
-    }
+    taps_any<true>(src, g, n);
 }
 
 ET_CONVERT_CLONES
 void hpick_f32(const float* __restrict src, const TapGroup& g, size_t n) noexcept
 {
-    switch (g.count) {
-    case 1:
-        taps<1, false>(src, g, n);
-        break;
-    case 2:
-        taps<2, false>(src, g, n);
-        break;
-    case 3:
-        taps<3, false>(src, g, n);
-        break;
-    default:
-        taps<4, false>(src, g, n);
-        break;
-    }
+    taps_any<false>(src, g, n);
 }
 
 ET_CONVERT_CLONES
 void hpick_u8(const uint8_t* __restrict src, const TapGroup& g, size_t n) noexcept
 {
-    switch (g.count) {
-    case 1:
-        taps<1, false>(src, g, n);
-        break;
-    case 2:
-        taps<2, false>(src, g, n);
-        break;
-    case 3:
-        taps<3, false>(src, g, n);
-        break;
-    default:
-        taps<4, false>(src, g, n);
-        break;
-    }
+    taps_any<false>(src, g, n);
 }
 
 ET_CONVERT_CLONES
