@@ -1181,21 +1181,8 @@ void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValu
                                      GParamSpec* pspec)
 {
     auto* self = GST_TENSOR_CONVERT(object);
-    if (pspec->flags & GST_PARAM_MUTABLE_READY) {
-        GstState cur;
-        {
-            eg::ObjectLockGuard lock(self);
-            cur = GST_STATE(self);
-        }
-        if (cur > GST_STATE_READY) {
-            GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                                ("Property \"%s\" can only change in the NULL or READY state; "
-                                 "the new value is ignored.",
-                                 pspec->name),
-                                (nullptr));
-            return;
-        }
-    }
+    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
+        return;
     try {
         // Parse outside the lock; GST_ELEMENT_WARNING must not run under it either.
         std::string why;

@@ -326,21 +326,8 @@ void gst_tensor_test_src_set_property(GObject* object, guint prop_id, const GVal
                                       GParamSpec* pspec)
 {
     auto* self = GST_TENSOR_TEST_SRC(object);
-    if (pspec->flags & GST_PARAM_MUTABLE_READY) {
-        GstState cur;
-        {
-            eg::ObjectLockGuard lock(self);
-            cur = GST_STATE(self);
-        }
-        if (cur > GST_STATE_READY) {
-            GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                                ("Property \"%s\" can only change in the NULL or READY state; "
-                                 "the new value is ignored.",
-                                 pspec->name),
-                                (nullptr));
-            return;
-        }
-    }
+    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
+        return;
     if (prop_id == PROP_IS_LIVE) {
         // gst_base_src_set_live() takes the object lock itself.
         const gboolean live = g_value_get_boolean(value);

@@ -58,4 +58,26 @@ private:
     GstObject* obj_;
 };
 
+/// DESIGN.md §4: a GST_PARAM_MUTABLE_READY property set past READY is refused with an element
+/// warning and ignored. Returns true when the caller must not apply the value. The state is
+/// read under the object lock; the warning is posted outside it.
+inline bool refuse_unless_ready(GstElement* element, const GParamSpec* pspec)
+{
+    if (!(pspec->flags & GST_PARAM_MUTABLE_READY))
+        return false;
+    GstState cur;
+    {
+        ObjectLockGuard lock(element);
+        cur = GST_STATE(element);
+    }
+    if (cur <= GST_STATE_READY)
+        return false;
+    GST_ELEMENT_WARNING(element, LIBRARY, SETTINGS,
+                        ("Property \"%s\" can only change in the NULL or READY state; "
+                         "the new value is ignored.",
+                         pspec->name),
+                        (nullptr));
+    return true;
+}
+
 } // namespace edgetensor::gst
