@@ -3,6 +3,12 @@
 // GstEdgeTensorAllocator (DMA-BUF memories) and its sibling GstEdgeTensorShmAllocator
 // (shared-memory memories). Both hand out GstFdMemory whose fd is a duplicate owned by the
 // memory; the tensor rides along as qdata on the memory and dies with it.
+//
+// Mapping: GstFdMemory would mmap and munmap the fd on every gst_memory_map() (and fault in
+// every page again), although the tensor keeps one mapping for its storage's life. Both
+// allocators therefore map through the tensor (TensorDyn::map_allocation): the persistent
+// mapping, with DMA_BUF_IOCTL_SYNC START/END bracketing each CPU access of a DMA-BUF. Only fd
+// memories without a tensor (made by other code with our allocator) take GStreamer's own path.
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
@@ -21,6 +27,7 @@
 namespace
 {
 
+using edgetensor::CpuAccess;
 using edgetensor::ErrorCode;
 using edgetensor::make_error;
 using edgetensor::Result;
@@ -116,6 +123,94 @@ GstMemory* alloc_for_kind(GstAllocator* log_obj, GstAllocator* wrap_with,
     return nullptr;
 }
 
+const MemoryTensor* peek_holder(GstMemory* mem);
+
+// What GStreamer's own allocator types map with, saved before ours replace them: used for fd
+// memories that carry no tensor.
+struct ParentMap {
+    gsize once = 0;
+    GstMemoryMapFullFunction map_full = nullptr;
+    GstMemoryUnmapFullFunction unmap_full = nullptr;
+};
+ParentMap g_dmabuf_parent_map; // GstDmaBufAllocator's (map + DMA_BUF_IOCTL_SYNC)
+ParentMap g_fd_parent_map;     // GstFdAllocator's (none: it only sets mem_map)
+
+ParentMap& parent_map_of(GstAllocator* allocator)
+{
+    return GST_IS_EDGE_TENSOR_ALLOCATOR(allocator) ? g_dmabuf_parent_map : g_fd_parent_map;
+}
+
+edgetensor::CpuAccess access_of(GstMapFlags flags)
+{
+    const bool r = flags & GST_MAP_READ;
+    const bool w = flags & GST_MAP_WRITE;
+    if (r && w)
+        return CpuAccess::ReadWrite;
+    return w ? CpuAccess::Write : CpuAccess::Read;
+}
+
+// info->user_data[0] holds the RawMap of a tensor-backed map, nullptr for the parent's path.
+gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
+{
+    info->user_data[0] = nullptr;
+    const MemoryTensor* mt = peek_holder(mem);
+    if (!mt) {
+        const ParentMap& pm = parent_map_of(mem->allocator);
+        if (pm.map_full)
+            return pm.map_full(mem, info, maxsize);
+        return mem->allocator->mem_map(mem, maxsize, info->flags);
+    }
+    try {
+        auto map = mt->tensor.map_allocation(access_of(info->flags));
+        if (!map) {
+            GST_ERROR_OBJECT(mem->allocator, "cannot map the tensor behind memory %p: %s",
+                             static_cast<void*>(mem), map.error().message().c_str());
+            return nullptr;
+        }
+        if (map->size_bytes() < maxsize) {
+            GST_ERROR_OBJECT(mem->allocator,
+                             "memory %p spans %zu bytes but its tensor has only %zu",
+                             static_cast<void*>(mem), size_t(maxsize), map->size_bytes());
+            return nullptr;
+        }
+        auto* held = new edgetensor::RawMap(std::move(*map));
+        info->user_data[0] = held;
+        return held->bytes();
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(mem->allocator, "mapping memory %p failed: %s", static_cast<void*>(mem),
+                         e.what());
+    }
+    return nullptr;
+}
+
+void tensor_mem_unmap_full(GstMemory* mem, GstMapInfo* info)
+{
+    auto* held = static_cast<edgetensor::RawMap*>(info->user_data[0]);
+    if (held) {
+        info->user_data[0] = nullptr;
+        delete held; // ends the CPU access (DMA_BUF_IOCTL_SYNC END)
+        return;
+    }
+    const ParentMap& pm = parent_map_of(mem->allocator);
+    if (pm.unmap_full)
+        pm.unmap_full(mem, info);
+    else
+        mem->allocator->mem_unmap(mem);
+}
+
+// Called from each allocator's instance init, after GStreamer's parents set their functions.
+void use_tensor_mapping(GstAllocator* alloc, ParentMap* parent)
+{
+    // The same for every instance of a type; saved once so no two inits race on it.
+    if (g_once_init_enter(&parent->once)) {
+        parent->map_full = alloc->mem_map_full;
+        parent->unmap_full = alloc->mem_unmap_full;
+        g_once_init_leave(&parent->once, 1);
+    }
+    alloc->mem_map_full = tensor_mem_map_full;
+    alloc->mem_unmap_full = tensor_mem_unmap_full;
+}
+
 } // namespace
 
 // ---- GstEdgeTensorShmAllocator -------------------------------------------------------------
@@ -139,6 +234,7 @@ static void gst_edge_tensor_shm_allocator_init(GstEdgeTensorShmAllocator* self)
     GstAllocator* alloc = GST_ALLOCATOR_CAST(self);
     alloc->mem_type = GST_EDGE_TENSOR_MEMORY_TYPE_SHM;
     GST_OBJECT_FLAG_UNSET(self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
+    use_tensor_mapping(alloc, &g_fd_parent_map);
 }
 
 // ---- GstEdgeTensorAllocator ----------------------------------------------------------------
@@ -180,6 +276,7 @@ static void gst_edge_tensor_allocator_init(GstEdgeTensorAllocator* self)
         gst_object_ref_sink(p->shm);
     }
     self->priv = p;
+    use_tensor_mapping(GST_ALLOCATOR_CAST(self), &g_dmabuf_parent_map);
     // Unlike the stock dmabuf allocator, gst_allocator_alloc() works on this one, so generic
     // elements given it in an ALLOCATION query may use it.
     GST_OBJECT_FLAG_UNSET(self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);

@@ -9,6 +9,7 @@
 #include "tensor_internal.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 namespace edgetensor
@@ -24,20 +25,25 @@ public:
     explicit StorageMapGuard(CpuAccess access) : access_(access) {}
     ~StorageMapGuard() override
     {
-        for (auto it = held_.rbegin(); it != held_.rend(); ++it)
-            (*it)->end_cpu_access(access_);
+        while (count_ > 0)
+            held_[--count_]->end_cpu_access(access_);
     }
+    // A map covers at most two buffers (a from_planes image's luma and chroma); held inline so
+    // a per-frame map costs one allocation, not two.
     Result<uint8_t*> add(const std::shared_ptr<detail::Storage>& s)
     {
+        if (count_ == held_.size())
+            return make_error(ErrorCode::InvalidArgument, "internal: a map covers two buffers");
         auto base = s->begin_cpu_access(access_);
         if (base)
-            held_.push_back(s);
+            held_[count_++] = s;
         return base;
     }
 
 private:
     CpuAccess access_;
-    std::vector<std::shared_ptr<detail::Storage>> held_;
+    std::array<std::shared_ptr<detail::Storage>, RawMap::kMaxPlanes> held_;
+    size_t count_ = 0;
 };
 
 } // namespace
@@ -56,7 +62,7 @@ uint64_t unplanned_cpu_access_count() noexcept
     return g_unplanned.load(std::memory_order_relaxed);
 }
 
-Result<RawMap> TensorDyn::map_raw(CpuAccess access) const
+Result<void> TensorDyn::check_map(CpuAccess access) const
 {
     if (access == CpuAccess::None)
         return make_error(ErrorCode::InvalidArgument,
@@ -78,6 +84,25 @@ Result<RawMap> TensorDyn::map_raw(CpuAccess access) const
                            access_name(access_).data(), int(access_name(access).size()),
                            access_name(access).data());
     }
+    return {};
+}
+
+Result<RawMap> TensorDyn::map_allocation(CpuAccess access) const
+{
+    EDGETENSOR_TRY(check_map(access));
+    auto guard = std::make_unique<StorageMapGuard>(access);
+    auto base = guard->add(storage_);
+    if (!base)
+        return unexpected(std::move(base).error());
+    const size_t bytes = storage_->capacity();
+    std::array<MappedPlane, RawMap::kMaxPlanes> planes{};
+    planes[0] = {*base, bytes, 0};
+    return RawMap(std::move(guard), access, *base, bytes, planes, 1);
+}
+
+Result<RawMap> TensorDyn::map_raw(CpuAccess access) const
+{
+    EDGETENSOR_TRY(check_map(access));
 
     auto guard = std::make_unique<StorageMapGuard>(access);
     auto base = guard->add(storage_);

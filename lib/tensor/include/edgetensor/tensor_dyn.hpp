@@ -173,6 +173,12 @@ public:
     /// Maps for CPU access. None is refused (InvalidArgument). Access beyond cpu_access()
     /// works best-effort, warns once per buffer and counts in unplanned_cpu_access_count().
     Result<RawMap> map_raw(CpuAccess access) const;
+    /// Maps the whole allocation of plane 0's buffer, bytes [0, offset() + capacity_bytes()),
+    /// whatever this tensor's window, shape or planes: for adapters that expose the buffer as
+    /// one flat byte range (a GstMemory). The storage's persistent mapping is reused (no mmap
+    /// per call) and DMA-BUFs are bracketed with DMA_BUF_IOCTL_SYNC as by map_raw(); the same
+    /// access rules apply.
+    Result<RawMap> map_allocation(CpuAccess access) const;
     Result<TensorMap<uint8_t>> map_with(CpuAccess access) const;
     Result<TensorMap<uint8_t>> map() const { return map_with(CpuAccess::ReadWrite); }
     Result<TensorMap<const uint8_t>> map_read() const;
@@ -198,6 +204,8 @@ public:
 private:
     friend struct detail::TensorAccess;
     Unexpected dtype_mismatch(DType wanted) const;
+    /// The checks every map shares (direction, emptiness, the unplanned-access warning).
+    Result<void> check_map(CpuAccess access) const;
 
     struct ChromaPlane {
         std::shared_ptr<detail::Storage> storage;

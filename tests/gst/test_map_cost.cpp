@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+//
+// The per-frame cost of reaching our memories from the CPU, counted in a real pipeline:
+// `tensortestsrc ! tensorconvert ! fakesink` writes every frame into pooled edgetensor memories
+// (the source through gst_video_frame_map, tensorconvert through gst_video_frame_map or
+// gst_buffer_map). Those maps must go through the tensor's persistent mapping, so after warm-up
+// no frame may mmap or munmap anything, and page faults stay far below one frame's pages.
+//
+// mmap/munmap are counted by interposing them in this executable (it comes first in symbol
+// lookup, so every library's calls land here); not built under sanitizers, which interpose
+// them too.
+
+#include "gst_test_util.hpp"
+
+#include <gst/allocators/allocators.h>
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+namespace
+{
+
+std::atomic<uint64_t> g_mmaps{0};
+std::atomic<uint64_t> g_munmaps{0};
+
+using MmapFn = void* (*)(void*, size_t, int, int, int, off_t);
+using MunmapFn = int (*)(void*, size_t);
+
+template <typename Fn> Fn next_symbol(const char* name)
+{
+    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+} // namespace
+
+// Assembler names, because with _FILE_OFFSET_BITS=64 the headers rename `mmap` to mmap64.
+extern "C" void* counted_mmap(void*, size_t, int, int, int, off_t) __asm__("mmap");
+extern "C" void* counted_mmap64(void*, size_t, int, int, int, off_t) __asm__("mmap64");
+extern "C" int counted_munmap(void*, size_t) __asm__("munmap");
+
+extern "C" void* counted_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    static const MmapFn real = next_symbol<MmapFn>("mmap");
+    g_mmaps.fetch_add(1, std::memory_order_relaxed);
+    return real(addr, len, prot, flags, fd, off);
+}
+extern "C" void* counted_mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    static const MmapFn real = next_symbol<MmapFn>("mmap64");
+    g_mmaps.fetch_add(1, std::memory_order_relaxed);
+    return real(addr, len, prot, flags, fd, off);
+}
+extern "C" int counted_munmap(void* addr, size_t len)
+{
+    static const MunmapFn real = next_symbol<MunmapFn>("munmap");
+    g_munmaps.fetch_add(1, std::memory_order_relaxed);
+    return real(addr, len);
+}
+
+namespace
+{
+
+using edgetensor::test::BufferPtr;
+
+constexpr int kWarmup = 60;
+constexpr int kSteady = 300;
+
+struct Sample {
+    uint64_t mmaps = 0;
+    uint64_t munmaps = 0;
+    long minflt = 0;
+};
+
+Sample sample_now()
+{
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return {g_mmaps.load(), g_munmaps.load(), ru.ru_minflt};
+}
+
+struct Probe {
+    int frames = 0;
+    Sample start;
+    Sample end;
+    bool dmabuf = false;
+    bool ours = false;
+};
+
+GstPadProbeReturn count_frame(GstPad*, GstPadProbeInfo* info, gpointer data)
+{
+    auto* p = static_cast<Probe*>(data);
+    GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
+    if (p->frames == 0 && gst_buffer_n_memory(buf) > 0) {
+        GstMemory* m = gst_buffer_peek_memory(buf, 0);
+        p->dmabuf = gst_is_dmabuf_memory(m);
+        p->ours = gst_is_edge_tensor_memory(m) && gst_is_fd_memory(m);
+    }
+    ++p->frames;
+    if (p->frames == kWarmup)
+        p->start = sample_now();
+    if (p->frames == kWarmup + kSteady)
+        p->end = sample_now();
+    return GST_PAD_PROBE_OK;
+}
+
+struct Case {
+    const char* name;
+    const char* output; // tensorconvert properties and downstream caps
+    size_t out_bytes;   // one output frame
+};
+
+class MapCost : public ::testing::TestWithParam<Case>
+{
+};
+
+TEST_P(MapCost, NoMmapAndFewFaultsPerSteadyStateFrame)
+{
+    const bool require_dma = std::getenv("EDGETENSOR_TEST_REQUIRE_DMA") &&
+                             std::string(std::getenv("EDGETENSOR_TEST_REQUIRE_DMA")) == "1";
+    const std::string desc =
+        "tensortestsrc num-buffers=" + std::to_string(kWarmup + kSteady) +
+        " ! video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1 ! tensorconvert "
+        "width=640 height=640 " +
+        GetParam().output + " ! fakesink name=sink sync=false";
+    GError* err = nullptr;
+    GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
+    ASSERT_NE(pipeline, nullptr) << (err ? err->message : "parse failed");
+    g_clear_error(&err);
+
+    Probe probe;
+    GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+    GstPad* pad = gst_element_get_static_pad(sink, "sink");
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, count_frame, &probe, nullptr);
+    gst_object_unref(pad);
+    gst_object_unref(sink);
+
+    ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    GstBus* bus = gst_element_get_bus(pipeline);
+    GstMessage* msg = gst_bus_timed_pop_filtered(
+        bus, 120 * GST_SECOND, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    ASSERT_NE(msg, nullptr) << "the pipeline did not finish within 120 s";
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+        GError* e = nullptr;
+        gst_message_parse_error(msg, &e, nullptr);
+        ADD_FAILURE() << "pipeline error: " << (e ? e->message : "?");
+        g_clear_error(&e);
+    }
+    gst_message_unref(msg);
+    gst_object_unref(bus);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+
+    ASSERT_EQ(probe.frames, kWarmup + kSteady);
+    ASSERT_TRUE(probe.ours) << "the output is not an fd-backed edgetensor memory";
+    if (require_dma)
+        ASSERT_TRUE(probe.dmabuf) << "EDGETENSOR_TEST_REQUIRE_DMA=1 but the output is not DMA-BUF";
+    else if (!probe.dmabuf)
+        RecordProperty("memory", "shm");
+
+    const uint64_t mmaps = probe.end.mmaps - probe.start.mmaps;
+    const uint64_t munmaps = probe.end.munmaps - probe.start.munmaps;
+    const double faults = double(probe.end.minflt - probe.start.minflt) / kSteady;
+    // A frame re-mapped for each access faults in every page it touches again: the 3 MiB input
+    // frame and the output tensor, well over 700 pages a frame. A persistent mapping touches
+    // none; what remains is the rest of the process (slices, a lazily grown heap, the bus),
+    // a few pages now and then. One fault a frame is far above that and far below a remap.
+    const double page_per_frame = double(GetParam().out_bytes) / 4096.0;
+    EXPECT_EQ(mmaps, 0u) << "mmap calls in " << kSteady << " steady-state frames";
+    EXPECT_EQ(munmaps, 0u) << "munmap calls in " << kSteady << " steady-state frames";
+    EXPECT_LT(faults, 1.0) << "minor page faults per frame (one output frame is " << page_per_frame
+                           << " pages)";
+    std::printf("[ %s ] %s memory: %llu mmap, %llu munmap, %.3f minor faults/frame over %d "
+                "frames\n",
+                GetParam().name, probe.dmabuf ? "DMA-BUF" : "shared", (unsigned long long)mmaps,
+                (unsigned long long)munmaps, faults, kSteady);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Outputs, MapCost,
+    ::testing::Values(Case{"rgb-video", "! video/x-raw,format=RGB", 640 * 640 * 3},
+                      Case{"f32-chw-tensor",
+                           "dtype=float32 layout=chw mean=123.675,116.28,103.53 "
+                           "std=58.395,57.12,57.375",
+                           640 * 640 * 3 * 4}),
+    [](const ::testing::TestParamInfo<Case>& i) {
+        std::string n = i.param.name;
+        for (char& c : n)
+            if (c == '-')
+                c = '_';
+        return n;
+    });
+
+} // namespace
