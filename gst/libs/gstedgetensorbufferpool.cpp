@@ -13,6 +13,7 @@
 
 #include <gst/video/gstvideopool.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -66,14 +67,23 @@ struct PoolPrivate {
 
     // Waiting for a buffer. GstBufferPool 1.22 parks waiters on a GstPoll token that loses
     // wake-ups when several threads wait and the pool is flushed; ours wait here instead.
+    // `released` is bumped by every release (a buffer queued or discarded) and flush; a
+    // releaser takes wait_mu and notifies only when someone waits, so the common
+    // acquire/release pair touches no lock of ours. Both counters are sequentially consistent:
+    // a waiter registers before re-checking `released`, a releaser bumps it before looking
+    // for waiters, so one of them always sees the other.
     std::mutex wait_mu;
     std::condition_variable wait_cv;
-    uint64_t released = 0; // bumped by every release (a buffer queued or discarded) and flush
+    std::atomic<uint64_t> released{0};
+    std::atomic<uint32_t> waiters{0};
 };
 
+// Every caller is one of our vfuncs or a public function that checked the type already, so
+// no checked cast here: acquire/release are per-buffer hot paths and each g_type_check costs
+// about as much as the rest of our share of them.
 PoolPrivate* priv_of(GstBufferPool* pool)
 {
-    return static_cast<PoolPrivate*>(GST_EDGE_TENSOR_BUFFER_POOL(pool)->priv);
+    return static_cast<PoolPrivate*>(reinterpret_cast<GstEdgeTensorBufferPool*>(pool)->priv);
 }
 
 guint mask_up(guint mask)
@@ -139,6 +149,11 @@ Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, Gs
 } // namespace
 
 G_DEFINE_TYPE(GstEdgeTensorBufferPool, gst_edge_tensor_buffer_pool, GST_TYPE_BUFFER_POOL)
+
+static GstBufferPoolClass* parent_pool_class()
+{
+    return static_cast<GstBufferPoolClass*>(gst_edge_tensor_buffer_pool_parent_class);
+}
 
 static const gchar** gst_edge_tensor_buffer_pool_get_options(GstBufferPool*)
 {
@@ -294,8 +309,7 @@ static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
     // The corrected config is applied too: GstBufferPool keeps the config it was given either
     // way and, once configured, treats re-setting an equal config as a no-op that never reaches
     // this function, so the pool's state must already match the corrected config.
-    const gboolean ok =
-        GST_BUFFER_POOL_CLASS(gst_edge_tensor_buffer_pool_parent_class)->set_config(pool, config);
+    const gboolean ok = parent_pool_class()->set_config(pool, config);
     return corrected ? FALSE : ok;
 }
 
@@ -425,13 +439,9 @@ static GstFlowReturn gst_edge_tensor_buffer_pool_acquire_buffer(GstBufferPool* p
     dontwait.flags =
         GstBufferPoolAcquireFlags(dontwait.flags | GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT);
     const bool may_wait = !(params && (params->flags & GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT));
-    auto* parent = GST_BUFFER_POOL_CLASS(gst_edge_tensor_buffer_pool_parent_class);
+    auto* parent = parent_pool_class();
     while (true) {
-        uint64_t seen;
-        {
-            std::lock_guard<std::mutex> lock(p->wait_mu);
-            seen = p->released;
-        }
+        const uint64_t seen = p->released.load();
         if (GST_BUFFER_POOL_IS_FLUSHING(pool))
             return GST_FLOW_FLUSHING;
         // The queue, or a new buffer while below max-buffers; EOS means "all are out".
@@ -440,24 +450,30 @@ static GstFlowReturn gst_edge_tensor_buffer_pool_acquire_buffer(GstBufferPool* p
             return r;
         GST_LOG_OBJECT(pool, "all buffers are out; waiting for one to come back");
         std::unique_lock<std::mutex> lock(p->wait_mu);
-        p->wait_cv.wait(lock,
-                        [&] { return p->released != seen || GST_BUFFER_POOL_IS_FLUSHING(pool); });
+        p->waiters.fetch_add(1);
+        p->wait_cv.wait(
+            lock, [&] { return p->released.load() != seen || GST_BUFFER_POOL_IS_FLUSHING(pool); });
+        p->waiters.fetch_sub(1);
     }
 }
 
 static void wake_waiters(GstBufferPool* pool)
 {
     PoolPrivate* p = priv_of(pool);
+    p->released.fetch_add(1);
+    if (p->waiters.load() == 0)
+        return;
+    // Taking the lock orders this notify after a waiter that registered but has not yet
+    // blocked: it is inside wait() (lock released) by the time we get the lock.
     {
         std::lock_guard<std::mutex> lock(p->wait_mu);
-        ++p->released;
     }
     p->wait_cv.notify_all();
 }
 
 static void gst_edge_tensor_buffer_pool_release_buffer(GstBufferPool* pool, GstBuffer* buffer)
 {
-    GST_BUFFER_POOL_CLASS(gst_edge_tensor_buffer_pool_parent_class)->release_buffer(pool, buffer);
+    parent_pool_class()->release_buffer(pool, buffer);
     wake_waiters(pool);
 }
 
@@ -474,13 +490,13 @@ static gboolean gst_edge_tensor_buffer_pool_start(GstBufferPool* pool)
         std::lock_guard<std::mutex> lock(p->shared->mu);
         p->shared->accepting = true;
     }
-    return GST_BUFFER_POOL_CLASS(gst_edge_tensor_buffer_pool_parent_class)->start(pool);
+    return parent_pool_class()->start(pool);
 }
 
 static gboolean gst_edge_tensor_buffer_pool_stop(GstBufferPool* pool)
 {
     PoolPrivate* p = priv_of(pool);
-    const gboolean ok = GST_BUFFER_POOL_CLASS(gst_edge_tensor_buffer_pool_parent_class)->stop(pool);
+    const gboolean ok = parent_pool_class()->stop(pool);
     std::vector<TensorDyn> dropped;
     {
         std::lock_guard<std::mutex> lock(p->shared->mu);

@@ -198,7 +198,37 @@ struct _GstEdgeTensorImportCache {
 namespace
 {
 
-// Works out where every plane of `buffer` lives. Only reads: fstat() of the memories' fds.
+// (st_dev, st_ino) of a memory's fd. A GstFdMemory keeps one fd for its whole life, so the
+// answer is remembered on the memory (qdata, dying with it): a camera pool that hands the same
+// memories out again costs no fstat() per frame, and a new memory (even under a recycled fd
+// number) is asked afresh.
+struct MemoryInode {
+    int fd = -1;
+    guint64 dev = 0;
+    guint64 ino = 0;
+};
+
+bool memory_inode(GstMemory* mem, int fd, MemoryInode* out)
+{
+    static const GQuark quark = g_quark_from_static_string("GstEdgeTensorImportCache.inode");
+    auto* known = static_cast<const MemoryInode*>(
+        gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(mem), quark));
+    if (known && known->fd == fd) {
+        *out = *known;
+        return true;
+    }
+    struct stat st {
+    };
+    if (fstat(fd, &st) != 0)
+        return false;
+    *out = {fd, guint64(st.st_dev), guint64(st.st_ino)};
+    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), quark, g_memdup2(out, sizeof(*out)),
+                              g_free);
+    return true;
+}
+
+// Works out where every plane of `buffer` lives. Only reads: fstat() of the memories' fds
+// (remembered on each memory).
 Classified classify(const GstEdgeTensorImportCache& c, GstBuffer* buffer, Plan& plan)
 {
     Classified r;
@@ -272,14 +302,16 @@ Classified classify(const GstEdgeTensorImportCache& c, GstBuffer* buffer, Plan& 
     }
 
     for (guint i = 0; i < n; ++i) {
-        struct stat st {
-        };
-        if (fstat(plan.places[i].fd, &st) != 0)
+        MemoryInode inode;
+        if (i > 0 && plan.places[i].mem == plan.places[i - 1].mem) {
+            inode = {plan.places[i].fd, plan.key.planes[i - 1].dev, plan.key.planes[i - 1].ino};
+        } else if (!memory_inode(plan.places[i].mem, plan.places[i].fd, &inode)) {
             return refuse(Verdict::Failed,
                           "fstat of plane " + std::to_string(i) + "'s fd " +
                               std::to_string(plan.places[i].fd) + " failed: " + g_strerror(errno),
                           ErrorCode::Io);
-        plan.key.planes[i] = {guint64(st.st_dev), guint64(st.st_ino), plan.places[i].fd_offset,
+        }
+        plan.key.planes[i] = {inode.dev, inode.ino, plan.places[i].fd_offset,
                               plan.places[i].stride};
         if (i > 0 && (plan.key.planes[i].dev != plan.key.planes[0].dev ||
                       plan.key.planes[i].ino != plan.key.planes[0].ino))
