@@ -29,6 +29,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "testsrc_patterns.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
@@ -151,28 +152,6 @@ Settings settings_snapshot(GstTensorTestSrc* self)
 
 // ---- patterns ------------------------------------------------------------------------------
 
-struct Rgb {
-    guint8 r, g, b;
-};
-
-Rgb pattern_rgb(GstTensorTestSrcPattern p, gint x, gint y, guint64 n)
-{
-    switch (p) {
-    case GST_TENSOR_TEST_SRC_GRADIENT:
-        return {guint8((guint64(x) + n) & 0xff), guint8(y & 0xff), 128};
-    case GST_TENSOR_TEST_SRC_CHECKERS: {
-        const guint8 v = ((x / 8 + y / 8) & 1) ? 255 : 0;
-        return {v, v, v};
-    }
-    case GST_TENSOR_TEST_SRC_WHITE:
-        return {255, 255, 255};
-    case GST_TENSOR_TEST_SRC_BLACK:
-    case GST_TENSOR_TEST_SRC_FRAME_COUNTER:
-        break;
-    }
-    return {0, 0, 0};
-}
-
 void fill_frame_counter(GstVideoFrame* frame, guint64 n)
 {
     const GstVideoFormatInfo* finfo = frame->info.finfo;
@@ -195,51 +174,10 @@ void fill_frame_counter(GstVideoFrame* frame, guint64 n)
 
 void fill_video(GstVideoFrame* frame, GstTensorTestSrcPattern pattern, guint64 n)
 {
-    if (pattern == GST_TENSOR_TEST_SRC_FRAME_COUNTER) {
+    if (pattern == GST_TENSOR_TEST_SRC_FRAME_COUNTER)
         fill_frame_counter(frame, n);
-        return;
-    }
-    const GstVideoFormatInfo* finfo = frame->info.finfo;
-    const gint w = GST_VIDEO_FRAME_WIDTH(frame);
-    const gint h = GST_VIDEO_FRAME_HEIGHT(frame);
-    const bool yuv = GST_VIDEO_FORMAT_INFO_IS_YUV(finfo);
-    const gint lines = std::max<gint>(finfo->pack_lines, 1);
-    // Encode YUV with the matrix and range the negotiated caps carry (GStreamer fills them
-    // in by frame size when caps leave them out), so a consumer that honours colorimetry
-    // recovers the pattern's RGB exactly.
-    gdouble kr = 0.299, kb = 0.114;
-    if (!gst_video_color_matrix_get_Kr_Kb(frame->info.colorimetry.matrix, &kr, &kb)) {
-        kr = 0.299;
-        kb = 0.114;
-    }
-    const bool full = frame->info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
-    const double y_scale = full ? 1.0 : 219.0 / 255.0, y_off = full ? 0.0 : 16.0;
-    const double c_scale = full ? 1.0 : 224.0 / 255.0;
-    auto to_u8 = [](double v) { return guint8(std::clamp(v + 0.5, 0.0, 255.0)); };
-    std::vector<guint8> line(gsize(lines) * gsize(w) * 4);
-    for (gint y = 0; y + lines <= h; y += lines) {
-        for (gint l = 0; l < lines; ++l) {
-            guint8* px = line.data() + gsize(l) * gsize(w) * 4;
-            for (gint x = 0; x < w; ++x, px += 4) {
-                const Rgb c = pattern_rgb(pattern, x, y + l, n);
-                px[0] = 255;
-                if (yuv) {
-                    const double luma = kr * c.r + (1.0 - kr - kb) * c.g + kb * c.b;
-                    const double pb = (c.b - luma) / (2.0 * (1.0 - kb));
-                    const double pr = (c.r - luma) / (2.0 * (1.0 - kr));
-                    px[1] = to_u8(y_off + y_scale * luma);
-                    px[2] = to_u8(128.0 + c_scale * pb);
-                    px[3] = to_u8(128.0 + c_scale * pr);
-                } else {
-                    px[1] = c.r;
-                    px[2] = c.g;
-                    px[3] = c.b;
-                }
-            }
-        }
-        finfo->pack_func(finfo, GST_VIDEO_PACK_FLAG_NONE, line.data(), w * 4, frame->data,
-                         frame->info.stride, frame->info.chroma_site, y, w);
-    }
+    else
+        eg::fill_video_pattern(frame, pattern, n);
 }
 
 guint16 half_from_float(float f)
