@@ -6,7 +6,8 @@
 //  - an import-cache hit against re-wrapping the fd every frame (what an element without a
 //    cache does: adopt a dup of the fd as a new tensor, fstatfs + fstat + mapping included);
 //  - allocating a frame and mapping it for the first time, per backend (Mem, Shm and, where a
-//    provider exists, Dma: run this in the VM lane for those) at 720p, 1080p and 4K.
+//    provider exists, each DMA-BUF provider: run this in the VM lane for those) at 720p, 1080p
+//    and 4K (backend 0 = heap, 1 = shm, 2 = dma-heap, 3 = udmabuf, 4 = drm-prime).
 // Timing only; no target is asserted. docs/performance.md has the figures and the command.
 
 #include <gst/allocators/allocators.h>
@@ -14,6 +15,7 @@
 #include <gst/video/gstvideopool.h>
 #include <gst/video/video.h>
 
+#include <edgetensor/dma.hpp>
 #include <edgetensor/tensor.hpp>
 
 #include <benchmark/benchmark.h>
@@ -173,13 +175,32 @@ void BM_ImportRewrapFd(benchmark::State& state)
 
 // ---- allocation + first map ----------------------------------------------------------------
 
+// Backends by argument: the two host ones, then each DMA-BUF provider on its own.
+enum Backend : int64_t { kMem, kShm, kDmaHeap, kUdmabuf, kDrmPrime };
+
 void BM_AllocFirstMap(benchmark::State& state)
 {
-    const auto memory = TensorMemory(state.range(0));
+    const auto backend = Backend(state.range(0));
     const size_t w = size_t(state.range(1)), h = size_t(state.range(2));
-    if (memory == TensorMemory::Dma && !edgetensor::is_dma_available()) {
-        state.SkipWithError("no DMA-BUF provider on this host (run in the VM lane)");
-        return;
+    TensorMemory memory = backend == kMem   ? TensorMemory::Mem
+                          : backend == kShm ? TensorMemory::Shm
+                                            : TensorMemory::Dma;
+    if (memory == TensorMemory::Dma) {
+        const edgetensor::DmaProvider provider =
+            backend == kDmaHeap   ? edgetensor::DmaProvider::DmaHeap
+            : backend == kUdmabuf ? edgetensor::DmaProvider::Udmabuf
+                                  : edgetensor::DmaProvider::DrmPrime;
+        if (!edgetensor::is_dma_provider_available(provider)) {
+            state.SkipWithError((std::string(edgetensor::dma_provider_name(provider)) +
+                                 " is not available here (run in the VM lane)")
+                                    .c_str());
+            return;
+        }
+        const edgetensor::DmaProvider only[] = {provider};
+        if (!edgetensor::set_dma_providers(only)) {
+            state.SkipWithError("cannot select the provider");
+            return;
+        }
     }
     for (auto _ : state) {
         auto t = TensorDyn::image(w, h, PixelFormat::Nv12, edgetensor::DType::U8,
@@ -197,14 +218,16 @@ void BM_AllocFirstMap(benchmark::State& state)
         if (state.iterations() == 1)
             state.SetLabel(std::string(t->provider()));
     }
+    if (memory == TensorMemory::Dma)
+        edgetensor::reset_dma_providers();
 }
 
 void alloc_args(benchmark::internal::Benchmark* b)
 {
-    for (TensorMemory m : {TensorMemory::Mem, TensorMemory::Shm, TensorMemory::Dma})
+    for (Backend k : {kMem, kShm, kDmaHeap, kUdmabuf, kDrmPrime})
         for (auto [w, h] : {std::pair{1280, 720}, std::pair{1920, 1080}, std::pair{3840, 2160}})
-            b->Args({int64_t(m), w, h});
-    b->ArgNames({"memory", "w", "h"});
+            b->Args({int64_t(k), w, h});
+    b->ArgNames({"backend", "w", "h"});
 }
 
 BENCHMARK(BM_PoolAcquireRelease)->Arg(0)->Arg(1)->ArgName("ours");
