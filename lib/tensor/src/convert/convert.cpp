@@ -187,6 +187,7 @@ Result<void> Converter::run(const SourceFrame& src, const DestFrame& dst)
     }
 
     if (m.pool->size() == 1) {
+        m.begin_frame(m.scratch[0]);
         m.process_rows(src, dst, 0, m.dh, m.scratch[0]);
         return {};
     }
@@ -204,6 +205,7 @@ Result<void> Converter::run(const SourceFrame& src, const DestFrame& dst)
         [](void* p, size_t t) {
             auto* x = static_cast<Ctx*>(p);
             const size_t h = x->impl->dh;
+            x->impl->begin_frame(x->impl->scratch[t]);
             for (;;) {
                 const size_t y0 = x->next.fetch_add(1, std::memory_order_relaxed) * x->band;
                 if (y0 >= h)

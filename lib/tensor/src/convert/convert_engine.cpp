@@ -505,6 +505,12 @@ bool Converter::Impl::emit_content(const K::VIn* in, K::EmitArgs& e, K::Scratch&
     return false;
 }
 
+void Converter::Impl::begin_frame(K::Scratch& s) const noexcept
+{
+    for (auto& k : s.key)
+        k[0] = k[1] = -1;
+}
+
 void Converter::Impl::process_rows(const SourceFrame& src, const DestFrame& dst, size_t y_begin,
                                    size_t y_end, K::Scratch& s) const noexcept
 {
@@ -515,9 +521,6 @@ void Converter::Impl::process_rows(const SourceFrame& src, const DestFrame& dst,
     const size_t top = geo.content.y, bottom = top + geo.content.height;
     const size_t left = geo.content.x, cw = geo.content.width;
     const size_t right_bytes = (dw - left - cw) * px;
-    // The cache holds the previous frame's rows: never serve them to this one.
-    for (auto& k : s.key)
-        k[0] = k[1] = -1;
     K::EmitArgs e;
     e.channels = channels;
     e.chw = !hwc;

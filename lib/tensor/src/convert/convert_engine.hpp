@@ -94,6 +94,9 @@ struct Converter::Impl {
     }
 
     Result<void> init(const ConvertConfig& c);
+    /// Forgets the rows a worker's scratch holds from the previous frame. Bands of one frame
+    /// run in the same scratch keep them (a band that continues the last one reuses its rows).
+    void begin_frame(detail::convert::Scratch& s) const noexcept;
     /// Output rows [y_begin, y_end) of one frame, in the scratch of one worker.
     void process_rows(const SourceFrame& src, const DestFrame& dst, size_t y_begin, size_t y_end,
                       detail::convert::Scratch& s) const noexcept;
