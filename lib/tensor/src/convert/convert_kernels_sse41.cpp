@@ -166,6 +166,26 @@ inline __m128i mask3(int t, int c) noexcept
     return _mm_load_si128(reinterpret_cast<const __m128i*>(kRgb3.m[t][c]));
 }
 
+ET_ALWAYS_INLINE void store_rgb16(uint8_t* out, __m128i r, __m128i g, __m128i b) noexcept
+{
+    for (int t = 0; t < 3; ++t)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * t),
+                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(r, mask3(t, 0)),
+                                                   _mm_shuffle_epi8(g, mask3(t, 1))),
+                                      _mm_shuffle_epi8(b, mask3(t, 2))));
+}
+
+ET_ALWAYS_INLINE void store_rgba16(uint8_t* out, __m128i r, __m128i g, __m128i b,
+                                   __m128i a) noexcept
+{
+    const __m128i rg_lo = _mm_unpacklo_epi8(r, g), rg_hi = _mm_unpackhi_epi8(r, g);
+    const __m128i ba_lo = _mm_unpacklo_epi8(b, a), ba_hi = _mm_unpackhi_epi8(b, a);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_unpacklo_epi16(rg_lo, ba_lo));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_unpackhi_epi16(rg_lo, ba_lo));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32), _mm_unpacklo_epi16(rg_hi, ba_hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48), _mm_unpackhi_epi16(rg_hi, ba_hi));
+}
+
 template <size_t C> void emit_u8_hwc(const EmitArgs& e, size_t n, uint8_t xor_mask) noexcept
 {
     const __m128i mask = _mm_set1_epi8(char(xor_mask));
@@ -176,24 +196,10 @@ template <size_t C> void emit_u8_hwc(const EmitArgs& e, size_t n, uint8_t xor_ma
         const __m128i r = to_u8(e.ch[0] + x, mask);
         const __m128i g = to_u8(e.ch[1] + x, mask);
         const __m128i b = to_u8(e.ch[2] + x, mask);
-        if constexpr (C == 3) {
-            for (int t = 0; t < 3; ++t)
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * t),
-                                 _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(r, mask3(t, 0)),
-                                                           _mm_shuffle_epi8(g, mask3(t, 1))),
-                                              _mm_shuffle_epi8(b, mask3(t, 2))));
-        } else {
-            const __m128i a = to_u8(e.ch[3] + x, mask);
-            const __m128i rg_lo = _mm_unpacklo_epi8(r, g), rg_hi = _mm_unpackhi_epi8(r, g);
-            const __m128i ba_lo = _mm_unpacklo_epi8(b, a), ba_hi = _mm_unpackhi_epi8(b, a);
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_unpacklo_epi16(rg_lo, ba_lo));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16),
-                             _mm_unpackhi_epi16(rg_lo, ba_lo));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32),
-                             _mm_unpacklo_epi16(rg_hi, ba_hi));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48),
-                             _mm_unpackhi_epi16(rg_hi, ba_hi));
-        }
+        if constexpr (C == 3)
+            store_rgb16(out, r, g, b);
+        else
+            store_rgba16(out, r, g, b, to_u8(e.ch[3] + x, mask));
         if (out == tail)
             for (size_t i = 0; i < (n - x) * C; ++i)
                 d[x * C + i] = tail[i];
@@ -270,25 +276,6 @@ inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
 {
     for (size_t i = 0; i < n; ++i)
         d[i] = s[i];
-}
-
-void store_rgb16(uint8_t* out, __m128i r, __m128i g, __m128i b) noexcept
-{
-    for (int t = 0; t < 3; ++t)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * t),
-                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(r, mask3(t, 0)),
-                                                   _mm_shuffle_epi8(g, mask3(t, 1))),
-                                      _mm_shuffle_epi8(b, mask3(t, 2))));
-}
-
-void store_rgba16(uint8_t* out, __m128i r, __m128i g, __m128i b, __m128i a) noexcept
-{
-    const __m128i rg_lo = _mm_unpacklo_epi8(r, g), rg_hi = _mm_unpackhi_epi8(r, g);
-    const __m128i ba_lo = _mm_unpacklo_epi8(b, a), ba_hi = _mm_unpackhi_epi8(b, a);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_unpacklo_epi16(rg_lo, ba_lo));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_unpackhi_epi16(rg_lo, ba_lo));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32), _mm_unpacklo_epi16(rg_hi, ba_hi));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48), _mm_unpackhi_epi16(rg_hi, ba_hi));
 }
 
 template <bool Blend, size_t C, bool Swap>
