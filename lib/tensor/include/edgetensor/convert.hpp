@@ -17,10 +17,14 @@
 //    covers its 2x1 or 2x2 luma block, as libyuv and most hardware do), then resampled like luma.
 //    Resampling happens on the YUV planes, before colour conversion, so only output pixels are
 //    converted.
-//  - YUV -> RGB uses the exact matrix in floating point (BT.601/709/2020 Kr/Kb; limited range
-//    Y 16..235, C 16..240; full range Y 0..255, C (x - 128) / 255), clamped to [0, 255], then
-//    rounded for integer outputs. GRAY output is full-range luma (Y expanded for YUV sources,
+//  - YUV -> RGB uses the exact matrix (BT.601/709/2020 Kr/Kb; limited range Y 16..235,
+//    C 16..240; full range Y 0..255, C (x - 128) / 255), clamped to [0, 255], then rounded for
+//    integer outputs. GRAY output is full-range luma (Y expanded for YUV sources,
 //    0.299 R + 0.587 G + 0.114 B for RGB sources).
+//  - Arithmetic: 16-bit fixed point (samples in 1/32 of a level, weights in 1/32768, matrix
+//    coefficients in 1/8192), within 0.15 of a level of the double-precision result before the
+//    final rounding, for every matrix. Each kernel level (simd_level()) computes the same
+//    function: integer outputs are identical on every CPU, floats equal up to float rounding.
 //  - Integer outputs round half up. Normalisation is (v - mean[c]) / std[c] with v in [0, 255]
 //    (unrounded), mean/std in output channel order; float dtypes only. int8 is v - 128.
 //  - Alpha: RGBA/BGRA sources keep theirs (resampled); every other source gives 255. Letterbox
@@ -203,6 +207,10 @@ public:
     const Colorimetry& applied_colorimetry() const noexcept;
     /// Threads actually used (>= 1).
     size_t threads() const noexcept;
+    /// The kernel level this converter runs: "avx2", "sse4.1" or "portable", the best the CPU
+    /// has unless EDGETENSOR_CONVERT_ISA (portable, sse4.1, avx2) asks for a lower one at
+    /// create(). Every level gives the same integer outputs.
+    std::string_view simd_level() const noexcept;
     size_t dst_width() const noexcept;
     size_t dst_height() const noexcept;
     /// [H, W, C] for HWC, [C, H, W] for CHW (C = 1 for GRAY).

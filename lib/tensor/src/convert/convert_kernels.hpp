@@ -1,119 +1,134 @@
 // SPDX-License-Identifier: MIT
 //
-// Row kernels of the conversion engine: plain loops over restrict-qualified rows that the
-// compiler vectorises (this directory builds with -O3, and on x86-64 each kernel also gets an
-// AVX2 clone picked at load time). The only gathers are the horizontal resampling taps, whose
-// indices come from tables built once per configuration.
+// The row kernels of the conversion engine and how a converter picks them.
+//
+// Every level (AVX2, SSE4.1, portable) computes the same integer function, so their outputs
+// are bit-identical for integer dtypes (the tests check it):
+//  - Samples are int16 in "Q5": value * 32, so [0, 255] is [0, 8160]. Weights are Q15.
+//  - lerp(a, b, w) = a + mulhrs(b - a, w), mulhrs(x, w) = (x * w + 2^14) >> 15 (x86's
+//    pmulhrsw, NEON's vqrdmulh).
+//  - Horizontal pass, once per source row a converter needs: h = lerp(a << 5, b << 5, w)
+//    between the two taps of each output column (tables built at create()).
+//  - Compose, once per output row: the vertical lerp of two horizontal rows, then the colour
+//    matrix in Q13 (coefficient * 8192; terms mulhrs(x << 2, c)), clamped to [0, 8160].
+//  - Emit: u8 = (v + 16) >> 5 (round half up), i8 = u8 ^ 0x80, floats v * scale + bias (the
+//    normalisation folded into one multiply-add; F16 rounds to nearest even).
+// Error against the exact double-precision matrix: below 0.1 of a level before the final
+// rounding, whatever the matrix (BT.709/2020 chroma gains above 2 included).
+//
+// The kernels never allocate and never read past the tables' padded width (rows are padded to
+// kPad columns) or past the last byte of a source row.
 
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
-namespace edgetensor::detail::kernels
+namespace edgetensor::detail::convert
 {
 
-struct YuvCoeffs {
-    float y_scale;  ///< 255/219 (limited) or 1
-    float y_offset; ///< 16 (limited) or 0
-    float v_to_r;
-    float u_to_g; ///< negative
-    float v_to_g; ///< negative
-    float u_to_b;
+/// Rows and tables are padded to a multiple of this many columns, so the SIMD kernels of the
+/// horizontal and compose stages never need a scalar tail.
+inline constexpr size_t kPad = 32;
+
+/// Q5 of 255 (the largest sample value).
+inline constexpr int16_t kQ5Max = 255 * 32;
+
+/// Luma of RGB sources, 0.299 R + 0.587 G + 0.114 B, in Q15.
+inline constexpr int16_t kGrayR = 9798;
+inline constexpr int16_t kGrayG = 19235;
+inline constexpr int16_t kGrayB = 3736;
+
+/// The horizontal taps of one group of components that share sample positions in one plane
+/// (U and V of NV12, R G B of packed RGB, luma alone): one set of tables serves them all.
+struct HGroup {
+    size_t count = 0;            ///< components in the group (1..4)
+    int32_t rel[4] = {};         ///< byte offset of component k from component 0
+    const int32_t* o0 = nullptr; ///< [n] byte offset in the row of component 0's first tap
+    const int32_t* o1 = nullptr; ///< [n] ... and of its second tap
+    const int16_t* w = nullptr;  ///< [n] Q15 weight of the second tap
+    bool lerp = false;           ///< some weight is non-zero (else the first tap is the value)
+    /// The shuffle program of the SIMD levels: for each block of 4 outputs, `loads` 16-byte
+    /// windows of the row (win) and a byte shuffle per window and component (masks) that
+    /// gathers each output's two taps as int16. Blocks go in quads of 16 outputs whose slots
+    /// hold blocks 0, 2, 1, 3 (what AVX2's in-lane unpacks put back in order):
+    /// win[quad][load][slot], masks[quad][load][component][slot][16]. Null when the row is
+    /// shorter than one window; then every level runs the portable pass.
+    uint32_t loads = 0;
+    const int32_t* win = nullptr;
+    const uint8_t* masks = nullptr;
 };
 
-/// dst[i] = a[i] + (b[i] - a[i]) * w: vertical bilinear blend of two source rows.
-void blend_rows(const uint8_t* a, const uint8_t* b, float w, float* dst, size_t n) noexcept;
-/// dst[i] = a[i] (a row taken as is).
-void widen_row(const uint8_t* a, float* dst, size_t n) noexcept;
-/// A group of `count` (1..4) components interleaved in one row at fixed distances from each
-/// other (U and V of NV12, R G B of packed RGB): one set of taps serves them all.
-struct TapGroup {
-    const int32_t* o0; ///< per output x: offset of the first tap of component 0
-    const int32_t* o1; ///< per output x: offset of the second tap
-    const float* w;    ///< per output x: weight of the second tap (bilinear only)
-    int32_t rel[4];    ///< offset of component k relative to component 0
-    float* dst[4];     ///< output row of component k
-    size_t count;
-    /// For u8 rows: how many leading outputs may load 4 bytes at each tap without reading past
-    /// the row's last needed byte (the AVX2 path gathers dwords).
-    size_t dword_safe;
+/// One component's two horizontal rows and the vertical weight of the second (Q15).
+struct VIn {
+    const int16_t* r0 = nullptr;
+    const int16_t* r1 = nullptr;
+    int16_t w = 0;
 };
-/// Horizontal bilinear taps: dst[k][x] = lerp(src[o0[x] + rel[k]], src[o1[x] + rel[k]], w[x]).
-void hlerp_f32(const float* src, const TapGroup& g, size_t n) noexcept;
-void hlerp_u8(const uint8_t* src, const TapGroup& g, size_t n) noexcept;
-/// Nearest taps: dst[k][x] = src[o0[x] + rel[k]].
-void hpick_f32(const float* src, const TapGroup& g, size_t n) noexcept;
-void hpick_u8(const uint8_t* src, const TapGroup& g, size_t n) noexcept;
 
-/// Exact matrix, clamped to [0, 255].
-void yuv_to_rgb(const float* y, const float* u, const float* v, const YuvCoeffs& k, float* r,
-                float* g, float* b, size_t n) noexcept;
-/// The same, rounded to bytes (the u8 fast path; xor_mask 0x80 gives i8).
-void yuv_to_rgb_u8(const float* y, const float* u, const float* v, const YuvCoeffs& k, uint8_t* r,
-                   uint8_t* g, uint8_t* b, size_t n, uint8_t xor_mask) noexcept;
-/// Full-range luma from Y.
-void luma_expand(const float* y, const YuvCoeffs& k, float* out, size_t n) noexcept;
-/// 0.299 R + 0.587 G + 0.114 B.
-void rgb_to_gray(const float* r, const float* g, const float* b, float* out, size_t n) noexcept;
+/// The colour matrix in fixed point: Y offset in Q5 (16 * 32 or 0), coefficients in Q13.
+struct YuvMatrix {
+    int16_t y_off = 0;
+    int16_t ys = 8192; ///< luma gain (255/219 limited, 1 full)
+    int16_t vr = 0;    ///< V -> R
+    int16_t ug = 0;    ///< U -> G (negative)
+    int16_t vg = 0;    ///< V -> G (negative)
+    int16_t ub = 0;    ///< U -> B
+};
 
-/// Rounds values in [0, 255] to bytes, then XORs (0x80 turns u8 into i8 = v - 128).
-void to_u8(const float* src, uint8_t* dst, size_t n, uint8_t xor_mask) noexcept;
+enum class Compose : uint8_t {
+    YuvRgb,  ///< in Y U V -> out R G B
+    YuvGray, ///< in Y -> out full-range luma
+    RgbGray, ///< in R G B -> out 0.299 R + 0.587 G + 0.114 B
+};
 
-/// (v - mean) * inv_std, one channel row.
-void normalize_f32(const float* src, float mean, float inv_std, float* dst, size_t n) noexcept;
-/// float -> binary16 (round to nearest even) over a row; F16C where the CPU has it.
-void f32_to_f16_row(const float* src, uint16_t* dst, size_t n) noexcept;
-/// Interleaved (HWC) normalisation of `channels` (1, 3 or 4) rows.
-void normalize_hwc_f32(const float* const* ch, size_t channels, const float* mean,
-                       const float* inv_std, float* dst, size_t n) noexcept;
+struct ComposeArgs {
+    Compose mode = Compose::YuvRgb;
+    VIn in[3];
+    int16_t* out[3] = {};
+    YuvMatrix m;
+};
 
-inline uint32_t f32_bits(float f) noexcept
-{
-    uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return u;
-}
-inline float bits_f32(uint32_t u) noexcept
-{
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
-}
+enum class EmitType : uint8_t { U8, I8, F16, F32 };
 
-/// float -> binary16, round to nearest even, branch-free so loops over it vectorise
-/// (after F. Giesen's float_to_half_fast3_rtne).
-inline uint16_t f32_to_f16(float value) noexcept
-{
-    constexpr uint32_t f32_infty = 255u << 23;
-    constexpr uint32_t f16_max = (127u + 16u) << 23;
-    constexpr uint32_t denorm_magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
-    uint32_t x = f32_bits(value);
-    const uint32_t sign = x & 0x80000000u;
-    x ^= sign;
-    // Subnormal results: let the FPU align the mantissa by adding a magic number.
-    const uint32_t denorm = f32_bits(bits_f32(x) + bits_f32(denorm_magic)) - denorm_magic;
-    const uint32_t mant_odd = (x >> 13) & 1u;
-    const uint32_t normal = (x + ((15u - 127u) << 23) + 0xfffu + mant_odd) >> 13;
-    const uint32_t big = x > f32_infty ? 0x7e00u : 0x7c00u;
-    const uint32_t out = x >= f16_max ? big : (x < (113u << 23) ? denorm : normal);
-    return uint16_t(out | (sign >> 16));
-}
+/// Q5 channel rows (output channel order) to `n` output pixels.
+struct EmitArgs {
+    const int16_t* ch[4] = {};
+    size_t channels = 0;
+    bool chw = false;
+    EmitType type = EmitType::U8;
+    uint8_t* dst = nullptr;  ///< first output pixel (HWC) or first pixel of channel 0 (CHW)
+    size_t plane_stride = 0; ///< CHW: bytes between channel planes
+    float scale[4] = {};     ///< floats: out = v * scale + bias (v in Q5)
+    float bias[4] = {};
+    /// yuv_emit only: output channel k is colour order[k] (0..2 = R, G, B; 3 = opaque alpha).
+    uint8_t order[4] = {0, 1, 2, 3};
+};
 
-inline float f16_to_f32(uint16_t h) noexcept
-{
-    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-    const uint32_t exp = (h >> 10) & 0x1fu;
-    const uint32_t mant = h & 0x3ffu;
-    if (exp == 0) {
-        // Subnormal or zero: mant * 2^-24.
-        const float f = float(mant) * (1.0f / 16777216.0f);
-        return bits_f32(f32_bits(f) | sign);
-    }
-    if (exp == 31)
-        return bits_f32(sign | 0x7f800000u | (mant << 13));
-    return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
-}
+struct KernelSet {
+    const char* name;
+    /// Horizontal pass of one source row for one group: dst[k][x] for x < n (n padded).
+    void (*hpass)(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst) noexcept;
+    /// out[x] = lerp(in.r0[x], in.r1[x], in.w) for x < n (n padded).
+    void (*vblend)(const VIn& in, int16_t* out, size_t n) noexcept;
+    /// Vertical lerp and colour, x < n (n padded).
+    void (*compose)(const ComposeArgs& a, size_t n) noexcept;
+    /// Exactly n pixels (no padding in the destination).
+    void (*emit)(const EmitArgs& a, size_t n) noexcept;
+    /// Compose (YuvRgb) and emit in one pass, from registers, for the outputs a level has a
+    /// kernel for; false (nothing written) for the others, which then take compose + emit.
+    bool (*yuv_emit)(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept;
+};
 
-} // namespace edgetensor::detail::kernels
+extern const KernelSet kPortableKernels;
+#if defined(__x86_64__)
+extern const KernelSet kSse41Kernels;
+extern const KernelSet kAvx2Kernels;
+#endif
+
+/// The best level this CPU runs, or the one EDGETENSOR_CONVERT_ISA (portable, sse4.1, avx2)
+/// asks for when the CPU has it; EDGETENSOR_CONVERT_PORTABLE=1 means portable. Read on every
+/// call so tests can switch between converters.
+const KernelSet& select_kernels() noexcept;
+
+} // namespace edgetensor::detail::convert

@@ -2,12 +2,49 @@
 
 #include "thread_pool.hpp"
 
+#include <chrono>
 #include <exception>
 #include <string>
 #include <system_error>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace edgetensor::detail
 {
+
+namespace
+{
+
+/// How long a side spins before it sleeps.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+inline void cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+/// Spins until pred() holds or kSpin has passed; true when it holds.
+template <typename Pred> bool spin_until(Pred pred) noexcept
+{
+    const auto deadline = std::chrono::steady_clock::now() + kSpin;
+    for (;;) {
+        for (int i = 0; i < 64; ++i) {
+            if (pred())
+                return true;
+            cpu_relax();
+        }
+        if (std::chrono::steady_clock::now() >= deadline)
+            return pred();
+    }
+}
+
+} // namespace
 
 Result<std::unique_ptr<ThreadPool>> ThreadPool::create(size_t threads)
 {
@@ -31,7 +68,7 @@ ThreadPool::~ThreadPool()
 {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        stopping_ = true;
+        stopping_.store(true, std::memory_order_release);
     }
     start_cv_.notify_all();
     for (auto& t : workers_)
@@ -44,42 +81,50 @@ void ThreadPool::run(TaskFn fn, void* ctx) noexcept
         fn(ctx, 0);
         return;
     }
+    fn_ = fn;
+    ctx_ = ctx;
+    pending_.store(workers_.size(), std::memory_order_relaxed);
     {
+        // Under the mutex so a worker about to sleep either sees the new generation or is
+        // already waiting and gets the notification.
         std::lock_guard<std::mutex> lock(mutex_);
-        fn_ = fn;
-        ctx_ = ctx;
-        pending_ = workers_.size();
-        ++generation_;
+        generation_.fetch_add(1, std::memory_order_release);
+        if (start_sleepers_ > 0)
+            start_cv_.notify_all();
     }
-    start_cv_.notify_all();
     fn(ctx, 0);
+    auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+    if (spin_until(done))
+        return;
     std::unique_lock<std::mutex> lock(mutex_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    caller_sleeps_ = true;
+    done_cv_.wait(lock, done);
+    caller_sleeps_ = false;
 }
 
 void ThreadPool::worker_main(size_t index) noexcept
 {
     uint64_t seen = 0;
     for (;;) {
-        TaskFn fn;
-        void* ctx;
-        {
+        auto ready = [&] {
+            return stopping_.load(std::memory_order_acquire) ||
+                   generation_.load(std::memory_order_acquire) != seen;
+        };
+        if (!spin_until(ready)) {
             std::unique_lock<std::mutex> lock(mutex_);
-            start_cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-            if (stopping_)
-                return;
-            seen = generation_;
-            fn = fn_;
-            ctx = ctx_;
+            ++start_sleepers_;
+            start_cv_.wait(lock, ready);
+            --start_sleepers_;
         }
-        fn(ctx, index);
-        bool last;
-        {
+        if (stopping_.load(std::memory_order_acquire))
+            return;
+        seen = generation_.load(std::memory_order_acquire);
+        fn_(ctx_, index);
+        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             std::lock_guard<std::mutex> lock(mutex_);
-            last = --pending_ == 0;
+            if (caller_sleeps_)
+                done_cv_.notify_one();
         }
-        if (last)
-            done_cv_.notify_one();
     }
 }
 

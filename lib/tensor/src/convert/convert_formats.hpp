@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+//
+// What the engine knows about each source format: planes, subsampling, and where every
+// component of a pixel lives in memory.
+
+#pragma once
+
+#include "edgetensor/convert.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace edgetensor::detail::convert
+{
+
+enum class Family : uint8_t { Yuv, Rgb, Gray };
+
+/// Where component `c` of luma column `a` lives: byte mul * (a >> hshift) + add of `plane`.
+struct CompSpec {
+    uint8_t plane;
+    uint8_t hshift;
+    uint8_t mul;
+    uint8_t add;
+};
+
+struct FormatSpec {
+    ConvertFormat format;
+    std::string_view name;
+    Family family;
+    uint8_t planes;
+    bool has_alpha;
+    /// Per plane: vertical chroma shift, and bytes per `unit_px` pixels of a row.
+    uint8_t vshift[3];
+    uint8_t unit_bytes[3];
+    uint8_t unit_px[3];
+    /// YUV: Y, U, V. RGB: R, G, B (, A). Gray: Y.
+    uint8_t ncomp;
+    CompSpec comp[4];
+};
+
+/// The table entry of `f`; null for an unknown code.
+const FormatSpec* spec_of(ConvertFormat f) noexcept;
+
+/// Rows of plane `p` of a frame `height` luma rows tall.
+inline size_t plane_rows(const FormatSpec& s, size_t p, size_t height) noexcept
+{
+    return (height + (size_t{1} << s.vshift[p]) - 1) >> s.vshift[p];
+}
+
+/// Bytes one row of plane `p` holds for a frame `width` pixels wide (no padding).
+inline size_t plane_row_bytes(const FormatSpec& s, size_t p, size_t width) noexcept
+{
+    return (width + s.unit_px[p] - 1) / s.unit_px[p] * s.unit_bytes[p];
+}
+
+/// Byte offset in its plane's row of the component `c` of luma column `a`.
+inline size_t comp_offset(const CompSpec& c, size_t a) noexcept
+{
+    return size_t{c.mul} * (a >> c.hshift) + c.add;
+}
+
+} // namespace edgetensor::detail::convert

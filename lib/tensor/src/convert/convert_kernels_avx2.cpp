@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: MIT
+//
+// The AVX2 level (compiled for AVX2, FMA and F16C; run only where the CPU has all three).
+//
+// Horizontal pass: no gathers (slow on the CPUs we measured: a vpgatherdd costs about as much
+// as eight scalar loads). Each block of 4 outputs takes its taps from one, two or four 16-byte
+// windows of the source row with a byte shuffle built at create(); two blocks share a ymm, and
+// the quad's slot order (blocks 0, 2, 1, 3) makes the in-lane 64-bit unpacks come out in
+// column order.
+//
+// Nothing here may use an inline function shared with other translation units (see
+// convert_scalar.hpp): everything is intrinsics or internal to this file.
+
+#include "convert_kernels.hpp"
+
+#include <immintrin.h>
+
+// Everything defined below is compiled for avx2,fma,f16c (the intrinsics above carry their own
+// target attributes). Only headers without function definitions are included before this.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC target("avx2,fma,f16c")
+#endif
+
+namespace edgetensor::detail::convert
+{
+
+namespace
+{
+
+#define ET_ALWAYS_INLINE inline __attribute__((always_inline))
+
+struct V {
+    using T = __m256i;
+    static constexpr size_t N = 16;
+    static T load(const int16_t* p) noexcept
+    {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+    static void store(int16_t* p, T v) noexcept
+    {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    }
+    static T set1(int16_t v) noexcept { return _mm256_set1_epi16(v); }
+    static T add(T a, T b) noexcept { return _mm256_add_epi16(a, b); }
+    static T sub(T a, T b) noexcept { return _mm256_sub_epi16(a, b); }
+    static T mulhrs(T a, T b) noexcept { return _mm256_mulhrs_epi16(a, b); }
+    static T shl2(T a) noexcept { return _mm256_slli_epi16(a, 2); }
+    static T min(T a, T b) noexcept { return _mm256_min_epi16(a, b); }
+    static T max(T a, T b) noexcept { return _mm256_max_epi16(a, b); }
+};
+
+#include "convert_kernels_simd.inl"
+
+inline __m256i load2x128(const uint8_t* lo, const uint8_t* hi) noexcept
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lo))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi)), 1);
+}
+
+template <size_t K, uint32_t L, bool Lerp>
+void hpass_t(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst) noexcept
+{
+    const size_t quads = n / 16;
+    for (size_t q = 0; q < quads; ++q) {
+        __m256i r0[K], r1[K];
+        for (uint32_t l = 0; l < L; ++l) {
+            const int32_t* w = g.win + (q * L + l) * 4;
+            const __m256i v0 = load2x128(row + w[0], row + w[1]);
+            const __m256i v1 = load2x128(row + w[2], row + w[3]);
+            const uint8_t* m = g.masks + (q * L + l) * K * 64;
+            for (size_t k = 0; k < K; ++k) {
+                const __m256i s0 = _mm256_shuffle_epi8(
+                    v0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m + k * 64)));
+                const __m256i s1 = _mm256_shuffle_epi8(
+                    v1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m + k * 64 + 32)));
+                r0[k] = l == 0 ? s0 : _mm256_or_si256(r0[k], s0);
+                r1[k] = l == 0 ? s1 : _mm256_or_si256(r1[k], s1);
+            }
+        }
+        const __m256i wt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.w + q * 16));
+        for (size_t k = 0; k < K; ++k) {
+            const __m256i a = _mm256_unpacklo_epi64(r0[k], r1[k]);
+            __m256i h = _mm256_slli_epi16(a, 5);
+            if constexpr (Lerp) {
+                const __m256i b = _mm256_unpackhi_epi64(r0[k], r1[k]);
+                h = _mm256_add_epi16(
+                    h, _mm256_mulhrs_epi16(_mm256_slli_epi16(_mm256_sub_epi16(b, a), 5), wt));
+            }
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[k] + q * 16), h);
+        }
+    }
+}
+
+template <size_t K, bool Lerp>
+void hpass_k(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst) noexcept
+{
+    switch (g.loads) {
+    case 1:
+        hpass_t<K, 1, Lerp>(row, g, n, dst);
+        break;
+    case 2:
+        hpass_t<K, 2, Lerp>(row, g, n, dst);
+        break;
+    default:
+        hpass_t<K, 4, Lerp>(row, g, n, dst);
+        break;
+    }
+}
+
+template <bool Lerp>
+void hpass_l(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst) noexcept
+{
+    switch (g.count) {
+    case 1:
+        hpass_k<1, Lerp>(row, g, n, dst);
+        break;
+    case 2:
+        hpass_k<2, Lerp>(row, g, n, dst);
+        break;
+    case 3:
+        hpass_k<3, Lerp>(row, g, n, dst);
+        break;
+    default:
+        hpass_k<4, Lerp>(row, g, n, dst);
+        break;
+    }
+}
+
+void hpass(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst) noexcept
+{
+    if (!g.win)
+        kPortableKernels.hpass(row, g, n, dst);
+    else if (g.lerp)
+        hpass_l<true>(row, g, n, dst);
+    else
+        hpass_l<false>(row, g, n, dst);
+}
+
+// ---- emit ---------------------------------------------------------------------------------
+
+/// 32 Q5 samples -> 32 bytes in order ((v + 16) >> 5, then the u8/i8 mask).
+inline __m256i to_u8(const int16_t* s, __m256i mask) noexcept
+{
+    const __m256i half = _mm256_set1_epi16(16);
+    const __m256i lo = _mm256_srli_epi16(
+        _mm256_add_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)), half), 5);
+    const __m256i hi = _mm256_srli_epi16(
+        _mm256_add_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 16)), half), 5);
+    return _mm256_xor_si256(_mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xd8), mask);
+}
+
+// In-lane shuffles interleaving 16 R, G and B bytes into 48: output vector t takes byte j of
+// its 16 from channel (16 t + j) % 3, pixel (16 t + j) / 3.
+struct Rgb3Masks {
+    alignas(32) uint8_t m[3][3][32];
+    constexpr Rgb3Masks() : m{}
+    {
+        for (int t = 0; t < 3; ++t)
+            for (int c = 0; c < 3; ++c)
+                for (int j = 0; j < 32; ++j) {
+                    const int b = 16 * t + (j & 15);
+                    m[t][c][j] = uint8_t(b % 3 == c ? b / 3 : 0x80);
+                }
+    }
+};
+constexpr Rgb3Masks kRgb3;
+
+inline __m256i mask3(int t, int c) noexcept
+{
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(kRgb3.m[t][c]));
+}
+
+ET_ALWAYS_INLINE void store_rgb32(uint8_t* d, __m256i r, __m256i g, __m256i b) noexcept
+{
+    __m256i o[3];
+    for (int t = 0; t < 3; ++t)
+        o[t] = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(r, mask3(t, 0)),
+                                               _mm256_shuffle_epi8(g, mask3(t, 1))),
+                               _mm256_shuffle_epi8(b, mask3(t, 2)));
+    // Lane 0 holds bytes 0..47 of the 96, lane 1 bytes 48..95.
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_permute2x128_si256(o[0], o[1], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32),
+                        _mm256_permute2x128_si256(o[2], o[0], 0x30));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 64),
+                        _mm256_permute2x128_si256(o[1], o[2], 0x31));
+}
+
+ET_ALWAYS_INLINE void store_rgba32(uint8_t* d, __m256i r, __m256i g, __m256i b, __m256i a) noexcept
+{
+    // r..a hold pixels 0..31 in order; the in-lane unpacks give lane-split quarters.
+    const __m256i rg_lo = _mm256_unpacklo_epi8(r, g), rg_hi = _mm256_unpackhi_epi8(r, g);
+    const __m256i ba_lo = _mm256_unpacklo_epi8(b, a), ba_hi = _mm256_unpackhi_epi8(b, a);
+    const __m256i p0 = _mm256_unpacklo_epi16(rg_lo, ba_lo); // px 0-3   | 16-19
+    const __m256i p1 = _mm256_unpackhi_epi16(rg_lo, ba_lo); // px 4-7   | 20-23
+    const __m256i p2 = _mm256_unpacklo_epi16(rg_hi, ba_hi); // px 8-11  | 24-27
+    const __m256i p3 = _mm256_unpackhi_epi16(rg_hi, ba_hi); // px 12-15 | 28-31
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_permute2x128_si256(p0, p1, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32),
+                        _mm256_permute2x128_si256(p2, p3, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 64),
+                        _mm256_permute2x128_si256(p0, p1, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 96),
+                        _mm256_permute2x128_si256(p2, p3, 0x31));
+}
+
+template <size_t C> void emit_u8_hwc(const EmitArgs& e, size_t n, uint8_t xor_mask) noexcept
+{
+    const __m256i mask = _mm256_set1_epi8(char(xor_mask));
+    uint8_t* d = e.dst;
+    size_t x = 0;
+    alignas(32) uint8_t tail[32 * C];
+    for (; x < n; x += 32) {
+        uint8_t* out = n - x >= 32 ? d + x * C : tail;
+        const __m256i r = to_u8(e.ch[0] + x, mask);
+        const __m256i g = to_u8(e.ch[1] + x, mask);
+        const __m256i b = to_u8(e.ch[2] + x, mask);
+        if constexpr (C == 3)
+            store_rgb32(out, r, g, b);
+        else
+            store_rgba32(out, r, g, b, to_u8(e.ch[3] + x, mask));
+        if (out == tail)
+            for (size_t i = 0; i < (n - x) * C; ++i)
+                d[x * C + i] = tail[i];
+    }
+}
+
+void emit_u8_plane(const int16_t* s, uint8_t* d, size_t n, uint8_t xor_mask) noexcept
+{
+    const __m256i mask = _mm256_set1_epi8(char(xor_mask));
+    size_t x = 0;
+    for (; x + 32 <= n; x += 32)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + x), to_u8(s + x, mask));
+    if (x < n) {
+        alignas(32) uint8_t tail[32];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tail), to_u8(s + x, mask));
+        for (size_t i = 0; x + i < n; ++i)
+            d[x + i] = tail[i];
+    }
+}
+
+/// 8 Q5 samples -> v * scale + bias (multiply then add, as the portable level rounds).
+inline __m256 to_f32(__m128i v, __m256 scale, __m256 bias) noexcept
+{
+    return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(v)), scale), bias);
+}
+
+template <bool Half>
+void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t n) noexcept
+{
+    const __m256 scale = _mm256_set1_ps(sc), bias = _mm256_set1_ps(bi);
+    alignas(32) uint8_t tail[32];
+    const size_t es = Half ? 2 : 4;
+    for (size_t x = 0; x < n; x += 8) {
+        uint8_t* out = n - x >= 8 ? dst + x * es : tail;
+        const __m256 f =
+            to_f32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + x)), scale, bias);
+        if constexpr (Half)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                             _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
+        else
+            _mm256_storeu_ps(reinterpret_cast<float*>(out), f);
+        if (out == tail)
+            for (size_t i = 0; i < (n - x) * es; ++i)
+                dst[x * es + i] = tail[i];
+    }
+}
+
+void emit(const EmitArgs& e, size_t n) noexcept
+{
+    const bool planar = e.chw || e.channels == 1;
+    switch (e.type) {
+    case EmitType::U8:
+    case EmitType::I8: {
+        const uint8_t mask = e.type == EmitType::I8 ? 0x80 : 0x00;
+        if (planar) {
+            for (size_t c = 0; c < e.channels; ++c)
+                emit_u8_plane(e.ch[c], e.dst + c * e.plane_stride, n, mask);
+        } else if (e.channels == 3) {
+            emit_u8_hwc<3>(e, n, mask);
+        } else {
+            emit_u8_hwc<4>(e, n, mask);
+        }
+        return;
+    }
+    case EmitType::F32:
+    case EmitType::F16:
+        if (!planar)
+            break; // interleaved floats: rare, left to the portable loops
+        for (size_t c = 0; c < e.channels; ++c) {
+            uint8_t* d = e.dst + c * e.plane_stride;
+            if (e.type == EmitType::F16)
+                emit_float_plane<true>(e.ch[c], e.scale[c], e.bias[c], d, n);
+            else
+                emit_float_plane<false>(e.ch[c], e.scale[c], e.bias[c], d, n);
+        }
+        return;
+    }
+    kPortableKernels.emit(e, n);
+}
+
+// ---- YUV straight to the output --------------------------------------------------------
+
+/// Two vectors of Q5 + 16 -> 32 bytes in order (packus clamps to [0, 255]).
+inline __m256i q5_bytes(__m256i lo, __m256i hi, __m256i mask) noexcept
+{
+    return _mm256_xor_si256(
+        _mm256_permute4x64_epi64(
+            _mm256_packus_epi16(_mm256_srai_epi16(lo, 5), _mm256_srai_epi16(hi, 5)), 0xd8),
+        mask);
+}
+
+inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
+{
+    for (size_t i = 0; i < n; ++i)
+        d[i] = s[i];
+}
+
+/// 32 pixels of R, G, B bytes (B, G, R with Swap) from column x.
+template <bool Blend, bool Swap>
+ET_ALWAYS_INLINE void yuv_bytes(const YuvSrc& src, size_t x, __m256i mask, __m256i& r, __m256i& g,
+                                __m256i& b) noexcept
+{
+    const __m256i bias = _mm256_set1_epi16(16);
+    __m256i r0, g0, b0, r1, g1, b1;
+    src.template rgb<Blend>(x, bias, r0, g0, b0);
+    src.template rgb<Blend>(x + 16, bias, r1, g1, b1);
+    r = q5_bytes(Swap ? b0 : r0, Swap ? b1 : r1, mask);
+    g = q5_bytes(g0, g1, mask);
+    b = q5_bytes(Swap ? r0 : b0, Swap ? r1 : b1, mask);
+}
+
+template <bool Blend, size_t C, bool Swap>
+void yuv_u8_hwc(const ComposeArgs& c, const EmitArgs& e, size_t n, __m256i mask) noexcept
+{
+    const YuvSrc src(c);
+    const __m256i alpha = _mm256_xor_si256(_mm256_set1_epi8(char(0xff)), mask);
+    uint8_t* d = e.dst;
+    size_t x = 0;
+    for (; x + 32 <= n; x += 32) {
+        __m256i r, g, b;
+        yuv_bytes<Blend, Swap>(src, x, mask, r, g, b);
+        if constexpr (C == 3)
+            store_rgb32(d + x * C, r, g, b);
+        else
+            store_rgba32(d + x * C, r, g, b, alpha);
+    }
+    if (x < n) {
+        alignas(32) uint8_t tail[32 * C];
+        __m256i r, g, b;
+        yuv_bytes<Blend, Swap>(src, x, mask, r, g, b);
+        if constexpr (C == 3)
+            store_rgb32(tail, r, g, b);
+        else
+            store_rgba32(tail, r, g, b, alpha);
+        copy_bytes(d + x * C, tail, (n - x) * C);
+    }
+}
+
+template <bool Blend, size_t C, bool Swap>
+void yuv_u8_chw(const ComposeArgs& c, const EmitArgs& e, size_t n, __m256i mask) noexcept
+{
+    const YuvSrc src(c);
+    const __m256i alpha = _mm256_xor_si256(_mm256_set1_epi8(char(0xff)), mask);
+    uint8_t* const p0 = e.dst;
+    uint8_t* const p1 = e.dst + e.plane_stride;
+    uint8_t* const p2 = e.dst + 2 * e.plane_stride;
+    uint8_t* const p3 = e.dst + 3 * e.plane_stride;
+    size_t x = 0;
+    for (; x + 32 <= n; x += 32) {
+        __m256i r, g, b;
+        yuv_bytes<Blend, Swap>(src, x, mask, r, g, b);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p0 + x), r);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p1 + x), g);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p2 + x), b);
+        if constexpr (C == 4)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(p3 + x), alpha);
+    }
+    if (x < n) {
+        alignas(32) uint8_t tail[4][32];
+        __m256i r, g, b;
+        yuv_bytes<Blend, Swap>(src, x, mask, r, g, b);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tail[0]), r);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tail[1]), g);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tail[2]), b);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tail[3]), alpha);
+        copy_bytes(p0 + x, tail[0], n - x);
+        copy_bytes(p1 + x, tail[1], n - x);
+        copy_bytes(p2 + x, tail[2], n - x);
+        if constexpr (C == 4)
+            copy_bytes(p3 + x, tail[3], n - x);
+    }
+}
+
+template <bool Blend, size_t C>
+void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n, __m256i mask) noexcept
+{
+    const bool swap = e.order[0] == 2;
+    if (e.chw)
+        swap ? yuv_u8_chw<Blend, C, true>(c, e, n, mask)
+             : yuv_u8_chw<Blend, C, false>(c, e, n, mask);
+    else
+        swap ? yuv_u8_hwc<Blend, C, true>(c, e, n, mask)
+             : yuv_u8_hwc<Blend, C, false>(c, e, n, mask);
+}
+
+/// 16 Q5 samples -> 16 floats (or halves) at d: v * scale + bias.
+template <bool Half>
+inline void store_float16(uint8_t* d, __m256i v, __m256 scale, __m256 bias) noexcept
+{
+    const __m256 lo = _mm256_fmadd_ps(
+        _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v))), scale, bias);
+    const __m256 hi = _mm256_fmadd_ps(
+        _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1))), scale, bias);
+    if constexpr (Half) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d),
+                         _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16),
+                         _mm256_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT));
+    } else {
+        _mm256_storeu_ps(reinterpret_cast<float*>(d), lo);
+        _mm256_storeu_ps(reinterpret_cast<float*>(d + 32), hi);
+    }
+}
+
+template <bool Blend, bool Half>
+void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    const YuvSrc src(c);
+    constexpr size_t es = Half ? 2 : 4;
+    // Colour j goes to the output channel whose order names it.
+    size_t ch[3] = {};
+    for (size_t k = 0; k < 3; ++k)
+        ch[e.order[k]] = k;
+    uint8_t* const pr = e.dst + ch[0] * e.plane_stride;
+    uint8_t* const pg = e.dst + ch[1] * e.plane_stride;
+    uint8_t* const pb = e.dst + ch[2] * e.plane_stride;
+    const __m256 sr = _mm256_set1_ps(e.scale[ch[0]]), br = _mm256_set1_ps(e.bias[ch[0]]);
+    const __m256 sg = _mm256_set1_ps(e.scale[ch[1]]), bg = _mm256_set1_ps(e.bias[ch[1]]);
+    const __m256 sb = _mm256_set1_ps(e.scale[ch[2]]), bb = _mm256_set1_ps(e.bias[ch[2]]);
+    size_t x = 0;
+    for (; x + 16 <= n; x += 16) {
+        __m256i r, g, b;
+        src.template rgb_q5<Blend>(x, r, g, b);
+        store_float16<Half>(pr + x * es, r, sr, br);
+        store_float16<Half>(pg + x * es, g, sg, bg);
+        store_float16<Half>(pb + x * es, b, sb, bb);
+    }
+    if (x < n) {
+        alignas(32) uint8_t tail[3][16 * es];
+        __m256i r, g, b;
+        src.template rgb_q5<Blend>(x, r, g, b);
+        store_float16<Half>(tail[0], r, sr, br);
+        store_float16<Half>(tail[1], g, sg, bg);
+        store_float16<Half>(tail[2], b, sb, bb);
+        copy_bytes(pr + x * es, tail[0], (n - x) * es);
+        copy_bytes(pg + x * es, tail[1], (n - x) * es);
+        copy_bytes(pb + x * es, tail[2], (n - x) * es);
+    }
+}
+
+template <bool Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    switch (e.type) {
+    case EmitType::U8:
+    case EmitType::I8: {
+        if (e.channels < 3)
+            return false;
+        const __m256i mask = _mm256_set1_epi8(e.type == EmitType::I8 ? char(0x80) : 0);
+        if (e.channels == 3)
+            yuv_u8<Blend, 3>(c, e, n, mask);
+        else
+            yuv_u8<Blend, 4>(c, e, n, mask);
+        return true;
+    }
+    case EmitType::F32:
+    case EmitType::F16:
+        if (!e.chw || e.channels != 3)
+            return false;
+        if (e.type == EmitType::F16)
+            yuv_float_chw<Blend, true>(c, e, n);
+        else
+            yuv_float_chw<Blend, false>(c, e, n);
+        return true;
+    }
+    return false;
+}
+
+bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    return blends(c) ? yuv_emit_t<true>(c, e, n) : yuv_emit_t<false>(c, e, n);
+}
+
+} // namespace
+
+const KernelSet kAvx2Kernels = {"avx2", hpass, vblend_simd, compose_simd, emit, yuv_emit};
+
+} // namespace edgetensor::detail::convert
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
