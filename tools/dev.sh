@@ -130,8 +130,9 @@ test)
 asan)
     install_deps
     dir=${BUILD_DIR:-build-asan}
+    # No introspection: the scanner's dumper and python cannot load an instrumented library.
     setup "$dir" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dbuildtype=debug -Dbenchmarks=disabled
+        -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --timeout-multiplier 4
     ;;
@@ -139,7 +140,7 @@ tsan)
     install_deps
     dir=${BUILD_DIR:-build-tsan}
     setup "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
-        -Dbenchmarks=disabled
+        -Dbenchmarks=disabled -Dintrospection=disabled
     TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --suite tsan --timeout-multiplier 4
     ;;
 *)
