@@ -134,7 +134,8 @@ asan)
     setup "$dir" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
         -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --timeout-multiplier 4
+        run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --no-suite build \
+        --timeout-multiplier 4
     ;;
 tsan)
     install_deps
