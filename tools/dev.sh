@@ -3,14 +3,22 @@
 #
 # One entry point for people and CI on a Debian 12 machine.
 #
-#   tools/dev.sh demo    install dependencies, build, run the demo (the README's main command)
-#   tools/dev.sh test    install dependencies, build, run every test suite (unit, gst, vm, ...)
-#   tools/dev.sh asan    build with AddressSanitizer + UndefinedBehaviorSanitizer, run unit suites
-#   tools/dev.sh tsan    build with ThreadSanitizer, run the concurrency tests
+#   tools/dev.sh demo    install dependencies, build build/ (release), run the demo (the README's
+#                        main command)
+#   tools/dev.sh test    install dependencies, build build-test/ (-Dwerror=true), run every test
+#                        suite (unit, gst, vm, ...)
+#   tools/dev.sh asan    build build-asan/ with AddressSanitizer + UBSan, run the unit suites
+#   tools/dev.sh tsan    build build-tsan/ with ThreadSanitizer, run the concurrency tests
 #   tools/dev.sh deps    only install the Debian packages in tools/debian-packages.txt
 #
-# Environment: BUILD_DIR (default build), SKIP_DEPS=1 (do not touch apt), MESON_ARGS (extra
-# setup arguments). Every test verb ends with one line "N passed, N failed, N skipped".
+# Each verb builds in a directory of its own and sets every option its build depends on, so the
+# verbs compose in one clone in any order, repeated (demo then test, test then demo, ...).
+# Meson wraps are never downloaded (--wrap-mode=nodownload): the Debian packages provide gtest,
+# benchmark and dlpack, and dlpack's fallback ships in subprojects/.
+#
+# Environment: BUILD_DIR (the verb's build directory instead of its default; give each verb its
+# own), SKIP_DEPS=1 (do not touch apt), MESON_ARGS (extra setup arguments). Every test verb ends
+# with one line "N passed, N failed, N skipped".
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,9 +60,9 @@ setup() {
     local dir=$1
     shift
     if [ -f "$dir/build.ninja" ]; then
-        meson setup --reconfigure "$dir" "$@" ${MESON_ARGS:-} >/dev/null
+        meson setup --reconfigure "$dir" --wrap-mode=nodownload "$@" ${MESON_ARGS:-} >/dev/null
     else
-        meson setup "$dir" "$@" ${MESON_ARGS:-} >/dev/null
+        meson setup "$dir" --wrap-mode=nodownload "$@" ${MESON_ARGS:-} >/dev/null
     fi
     log "building in $dir"
     meson compile -C "$dir"
@@ -102,7 +110,9 @@ deps)
 demo)
     install_deps
     dir=${BUILD_DIR:-build}
-    setup "$dir" -Dbuildtype=release
+    # Only what the demo runs: the library, the plugin and the examples.
+    setup "$dir" -Dbuildtype=release -Dwerror=false -Db_sanitize=none -Dtests=disabled \
+        -Dbenchmarks=disabled
     log "running the demo"
     "$dir/examples/edgetensor-demo"
     if [ -x tools/demo-pipeline.sh ] && [ -d "$dir/gst" ]; then
@@ -112,27 +122,30 @@ demo)
     ;;
 test)
     install_deps
-    dir=${BUILD_DIR:-build}
-    setup "$dir" -Dwerror=true
+    dir=${BUILD_DIR:-build-test}
+    setup "$dir" -Dbuildtype=debugoptimized -Dwerror=true -Db_sanitize=none -Dtests=auto \
+        -Dbenchmarks=auto
     run_tests "$dir"
     ;;
 asan)
     install_deps
     dir=${BUILD_DIR:-build-asan}
+    # No introspection: the scanner's dumper and python cannot load an instrumented library.
     setup "$dir" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dbuildtype=debug -Dbenchmarks=disabled
+        -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --timeout-multiplier 4
+        run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --no-suite build \
+        --timeout-multiplier 4
     ;;
 tsan)
     install_deps
     dir=${BUILD_DIR:-build-tsan}
     setup "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
-        -Dbenchmarks=disabled
+        -Dbenchmarks=disabled -Dintrospection=disabled
     TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --suite tsan --timeout-multiplier 4
     ;;
 *)
-    sed -n '4,13p' "$0" >&2
+    sed -n '4,21p' "$0" >&2
     exit 2
     ;;
 esac

@@ -19,8 +19,11 @@
  * else shared memory) or from one downstream offers; every output buffer carries a
  * #GstEdgeTensorMeta describing the tensor.
  *
- * Unspecified input colorimetry (caps without a `colorimetry` field) is resolved the way
- * GStreamer does (BT.709 above 576 lines, else BT.601; limited range) and logged once.
+ * Unspecified input colorimetry (caps without a `colorimetry` field, or with unknown axes) is
+ * resolved with GStreamer's own defaults for the frame (BT.601 up to 576 lines, BT.709 above,
+ * BT.2020 from 2160; limited range), and an element warning says what was assumed. The
+ * colorimetry applied is recorded in every output buffer's #GstEdgeTensorMeta
+ * (`applied_colorimetry`), and `video/x-raw` output caps state the output's colorimetry.
  *
  * The geometry the picture landed at (scale and padding) is readable from the
  * `letterbox-scale` and `letterbox-left/top/right/bottom` properties once caps are set, so
@@ -39,6 +42,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "tensorconvert_colorimetry.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -77,8 +81,9 @@ constexpr GstTensorConvertLayout DEFAULT_LAYOUT = GST_TENSOR_CONVERT_LAYOUT_HWC;
 constexpr GstTensorConvertDType DEFAULT_DTYPE = GST_TENSOR_CONVERT_DTYPE_UINT8;
 constexpr GstTensorConvertMethod DEFAULT_METHOD = GST_TENSOR_CONVERT_METHOD_BILINEAR;
 constexpr gboolean DEFAULT_LETTERBOX = FALSE;
-constexpr guint DEFAULT_FILL_COLOR = 0x000000;
-constexpr guint MAX_FILL_COLOR = 0xffffff;
+// ARGB, as GStreamer's video converter takes its border colour (GstVideoConverter.border-argb).
+constexpr guint DEFAULT_FILL_COLOR = 0xff000000;
+constexpr guint MAX_FILL_COLOR = G_MAXUINT32;
 constexpr guint DEFAULT_N_THREADS = 1;
 constexpr guint MAX_N_THREADS = 64;
 constexpr guint DEFAULT_MIN_BUFFERS = 2;
@@ -171,6 +176,11 @@ struct Streaming {
     GstVideoInfo out_info{};
     size_t out_bytes = 0;
     guint64 frames = 0;
+    // Recorded in every output meta: the output values' and the applied (source) colorimetry.
+    guint32 out_colorimetry = 0;
+    guint32 applied_colorimetry = 0;
+    // The last assumption warned about, so each is said once per start.
+    std::string warned_colorimetry;
 };
 
 // One C++ state object per element: settings and report under the object lock, streaming
@@ -466,9 +476,12 @@ GstCaps* add_src_structures(const Settings& s, const GstStructure* in, GstCaps* 
 
     GstStructure* t = tensors_structure(s);
     if (G_VALUE_HOLDS_INT(&w) && G_VALUE_HOLDS_INT(&h)) {
-        const std::string dims = eg::dimensions_string(
-            output_shape(s, size_t(g_value_get_int(&w)), size_t(g_value_get_int(&h))));
-        gst_structure_set(t, "dimensions", G_TYPE_STRING, dims.c_str(), nullptr);
+        // "3:640:640:1" first, and its rank-padded spellings ("3:640:640", ...), which
+        // NNStreamer treats as the same tensor.
+        GValue dims = G_VALUE_INIT;
+        eg::padded_dimensions_list(
+            output_shape(s, size_t(g_value_get_int(&w)), size_t(g_value_get_int(&h))), &dims);
+        gst_structure_take_value(t, "dimensions", &dims);
     }
     copy_framerate(in, t);
     out = gst_caps_merge_structure(out, t);
@@ -479,6 +492,8 @@ GstCaps* add_src_structures(const Settings& s, const GstStructure* in, GstCaps* 
                                             gst_video_format_to_string(vf), nullptr);
         gst_structure_set_value(v, "width", &w);
         gst_structure_set_value(v, "height", &h);
+        if (const auto c = eg::output_colorimetry_string(in, vf))
+            gst_structure_set(v, "colorimetry", G_TYPE_STRING, c->c_str(), nullptr);
         copy_framerate(in, v);
         out = gst_caps_merge_structure(out, v);
     }
@@ -487,8 +502,8 @@ GstCaps* add_src_structures(const Settings& s, const GstStructure* in, GstCaps* 
     return out;
 }
 
-// Width and height of an other/tensors `dimensions` string for our layout (3 or 4 entries, the
-// fourth a batch of 1).
+// Width and height of an other/tensors `dimensions` string for our layout: C:W:H:N (HWC) or
+// W:H:C:N (CHW), missing trailing entries 1 and any beyond the fourth 1 (rank padding).
 bool size_from_dimensions(const Settings& s, const char* dims, gint* w, gint* h)
 {
     if (!dims)
@@ -502,8 +517,13 @@ bool size_from_dimensions(const Settings& s, const char* dims, gint* w, gint* h)
         d.push_back(n);
     }
     g_strfreev(parts);
-    if (!ok || d.size() < 3 || d.size() > 4 || (d.size() == 4 && d[3] != 1))
+    if (!ok || d.size() < 2)
         return false;
+    while (d.size() < 4)
+        d.push_back(1);
+    for (size_t i = 3; i < d.size(); ++i)
+        if (d[i] != 1)
+            return false;
     const bool chw = s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW;
     *w = gint(chw ? d[0] : d[1]);
     *h = gint(chw ? d[1] : d[2]);
@@ -733,10 +753,12 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     cfg.src_format = *src_format;
     cfg.src_width = size_t(GST_VIDEO_INFO_WIDTH(&in_info));
     cfg.src_height = size_t(GST_VIDEO_INFO_HEIGHT(&in_info));
-    // gst_video_info_from_caps() fills in a default when the caps have no colorimetry; the
-    // engine resolves (and logs) an unspecified one itself, so pass only what the caps say.
-    if (gst_structure_has_field(gst_caps_get_structure(incaps, 0), "colorimetry"))
-        cfg.src_colorimetry = eg::colorimetry_from_gst(in_info.colorimetry);
+    // What the caps say, unspecified axes resolved with GStreamer's defaults for the frame
+    // (reported below): the engine then guesses nothing, and the meta records it all.
+    const eg::ConvertColorimetry colorimetry = eg::resolve_convert_colorimetry(
+        in_info, gst_structure_has_field(gst_caps_get_structure(incaps, 0), "colorimetry"),
+        s.format == GST_TENSOR_CONVERT_FORMAT_GRAY ? GST_VIDEO_FORMAT_GRAY8 : GST_VIDEO_FORMAT_RGB);
+    cfg.src_colorimetry = colorimetry.applied;
     cfg.crop = s.crop;
     cfg.dst_width = s.width;
     cfg.dst_height = s.height;
@@ -758,8 +780,9 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     cfg.method = s.method == GST_TENSOR_CONVERT_METHOD_NEAREST ? et::ResizeMethod::Nearest
                                                                : et::ResizeMethod::Bilinear;
     cfg.letterbox = s.letterbox;
+    // 0xAARRGGBB; the engine writes alpha only into 4-channel outputs.
     cfg.fill = {guint8((s.fill_color >> 16) & 0xff), guint8((s.fill_color >> 8) & 0xff),
-                guint8(s.fill_color & 0xff), 255};
+                guint8(s.fill_color & 0xff), guint8((s.fill_color >> 24) & 0xff)};
     cfg.threads = s.n_threads;
 
     auto conv = et::Converter::create(cfg);
@@ -801,7 +824,7 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
                               ("%" GST_PTR_FORMAT, outcaps));
             return FALSE;
         }
-        if (tc->dtype != cfg.dtype || tc->shape != shape) {
+        if (tc->dtype != cfg.dtype || !eg::shapes_equal_padded(tc->shape, shape)) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                               ("Output caps want %s [%s], but %s produces %s [%s].",
                                eg::tensor_type_name(tc->dtype),
@@ -828,9 +851,20 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
         g.content.x, g.content.y, g.scale, g.pad_left, g.pad_top, g.pad_right, g.pad_bottom);
 
     st.converter.emplace(std::move(*conv));
+    st.out_colorimetry = colorimetry.output.pack();
+    st.applied_colorimetry = colorimetry.applied.pack();
+    std::string assumed;
+    if (!colorimetry.assumed_axes.empty())
+        assumed = eg::colorimetry_gst_string(colorimetry.applied, GST_VIDEO_INFO_FORMAT(&in_info));
+    bool warn = false;
     {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         st.frames = state_of(self).streaming.frames;
+        st.warned_colorimetry = state_of(self).streaming.warned_colorimetry;
+        if (!assumed.empty() && assumed != st.warned_colorimetry) {
+            st.warned_colorimetry = assumed;
+            warn = true;
+        }
         st.cache = std::move(state_of(self).streaming.cache);
         if (st.cache && !gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps))
             GST_DEBUG_OBJECT(self, "input caps not importable: frames are mapped instead");
@@ -848,6 +882,14 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     for (const char* p : {"letterbox-scale", "letterbox-left", "letterbox-top", "letterbox-right",
                           "letterbox-bottom"})
         g_object_notify(G_OBJECT(self), p);
+    if (warn)
+        GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                            ("The input (%s %zux%zu) does not say its colorimetry's %s; assuming "
+                             "\"%s\", GStreamer's default for this frame. Add colorimetry=... "
+                             "to the caps before tensorconvert to choose.",
+                             fmt_name, cfg.src_width, cfg.src_height,
+                             colorimetry.assumed_axes.c_str(), assumed.c_str()),
+                            ("input caps %" GST_PTR_FORMAT, incaps));
     return TRUE;
 }
 
@@ -1031,6 +1073,16 @@ gboolean gst_tensor_convert_propose_allocation(GstBaseTransform* trans, GstQuery
     return TRUE;
 }
 
+// The output meta says what the values are and what the conversion applied (the pool's meta
+// only knows the output caps).
+void record_colorimetry(const Streaming& st, GstBuffer* outbuf)
+{
+    if (GstEdgeTensorMeta* m = gst_buffer_get_edge_tensor_meta(outbuf)) {
+        m->desc.colorimetry = st.out_colorimetry;
+        m->applied_colorimetry = st.applied_colorimetry;
+    }
+}
+
 GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
 {
     std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -1054,6 +1106,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
             auto r = st.converter->run(*src_tensor, *dst_tensor);
             if (r) {
                 st.frames++;
+                record_colorimetry(st, outbuf);
                 return GST_FLOW_OK;
             }
             GST_DEBUG_OBJECT(self, "tensor path refused (%s): mapping the frame instead",
@@ -1116,6 +1169,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         return GST_FLOW_ERROR;
     }
     st.frames++;
+    record_colorimetry(st, outbuf);
     return GST_FLOW_OK;
 }
 
@@ -1424,8 +1478,10 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
     g_object_class_install_property(
         gobject_class, PROP_FILL_COLOR,
         g_param_spec_uint("fill-color", "Fill colour",
-                          "Letterbox padding as 0xRRGGBB (0 to 0xFFFFFF, opaque; default 0x000000 "
-                          "black; YOLO models often use 0x727272), normalised like the picture",
+                          "Letterbox padding as 0xAARRGGBB, ARGB like the border colour of "
+                          "GStreamer's video converter (0 to 0xFFFFFFFF; alpha only reaches "
+                          "rgba/bgra outputs; default 0xff000000 opaque black; YOLO models often "
+                          "use 0xff727272), normalised like the picture",
                           0, MAX_FILL_COLOR, DEFAULT_FILL_COLOR, kReadyFlags));
     g_object_class_install_property(
         gobject_class, PROP_CROP,
@@ -1490,7 +1546,8 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
         element_class, "Tensor converter", "Filter/Converter/Video/Scaler/Tensor",
         "Converts camera frames into NPU-ready tensors in one pass: colour conversion with the "
         "frame's colorimetry, crop, resize, letterbox, HWC/CHW layout, uint8/int8/float16/"
-        "float32 and per-channel normalisation, into edgetensor (DMA-BUF) buffers. Example: "
+        "float32 and per-channel normalisation, into edgetensor buffers (DMA-BUF, or shared memory "
+        "where the host has no DMA-BUF provider). Example: "
         "gst-launch-1.0 tensortestsrc ! video/x-raw,format=NV12,width=1920,height=1080 ! "
         "tensorconvert width=640 height=640 letterbox=true ! video/x-raw,format=RGB ! pngenc ! "
         "filesink location=out.png",

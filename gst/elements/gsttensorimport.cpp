@@ -13,15 +13,27 @@
  * each one imported once, and the same BufferIdentity every time it comes back, even when the
  * fd number or the GstMemory that carries it changes from frame to frame.
  *
- * In the ALLOCATION query it proposes a #GstEdgeTensorBufferPool (DMA-BUF where the host has a
- * provider) and GstVideoMeta, so upstream elements that honour the query (videotestsrc,
- * `v4l2src io-mode=dmabuf-import`, decoders) write straight into DMA-BUF tensors.
+ * In the ALLOCATION query it proposes, for `video/x-raw`, a #GstEdgeTensorBufferPool
+ * (DMA-BUF where the host has a provider) and GstVideoMeta, so upstream elements that honour
+ * the query (videotestsrc, `v4l2src io-mode=dmabuf-import`, decoders) write straight into
+ * DMA-BUF tensors. For `other/tensors` it proposes the edgetensor allocator and no pool:
+ * writers allocate their output from it (zero-copy), while elements that append their own
+ * memory to the buffer they are given or insist on an empty one (NNStreamer's tensor_transform
+ * and tensor_filter) get an empty buffer rather than a pool's full one.
  *
- * Memory that cannot be imported (plain system memory) is copied into a pooled tensor when
- * #GstTensorImport:copy-mode is `auto` (counted in #GstTensorImport:copies, warned once), or
- * refused with an element error naming the memory type and the upstream element when it is
- * `never`. At EOS the element posts an element message `edgetensor-stats` (the
- * #GstTensorImport:stats structure: hits, misses, evictions, entries, copies, ...).
+ * An `other/tensors` buffer may hold its tensor in several memories: split across memories
+ * that add up to it, or appended after a pool buffer's own memory. The tensor's memories
+ * become the buffer's only memory, imported when they are one range of one fd object and
+ * copied otherwise. Dimensions compare equal modulo trailing 1s (`3:224:224` is
+ * `3:224:224:1`), as NNStreamer's do.
+ *
+ * Memory that cannot be imported (plain system memory, a tensor split across buffers) is
+ * copied into a pooled tensor (DMA-BUF, or shared memory where the host has no DMA-BUF
+ * provider) when #GstTensorImport:copy-mode is `auto` (counted in #GstTensorImport:copies,
+ * warned once, naming the memory type or the memory layout), or refused with an element error
+ * naming it and the upstream element when it is `never`. At EOS the element posts an element
+ * message `edgetensor-stats` (the #GstTensorImport:stats structure: hits, misses, evictions,
+ * entries, copies, ...; names in gst/edgetensor/gstedgetensorstats.h).
  *
  * ## Example launch lines
  * |[
@@ -34,6 +46,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "tensorimport_memories.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/gstvideopool.h>
@@ -96,6 +109,7 @@ struct Streaming {
     eg::MiniObjectPtr<GstCaps> caps;
     bool video = false;
     GstVideoInfo vinfo{};
+    size_t tensor_bytes = 0; // other/tensors: bytes of the one tensor the caps fix
     eg::GstObjectPtr<GstBufferPool> copy_pool;
     bool warned_copy = false;
 };
@@ -128,8 +142,8 @@ GType gst_tensor_import_copy_mode_get_type(void)
     static gsize type = 0;
     static const GEnumValue values[] = {
         {GST_TENSOR_IMPORT_COPY_AUTO,
-         "Copy memory that cannot be imported into a pooled DMA-BUF tensor (counted, warned "
-         "once)",
+         "Copy memory that cannot be imported into a pooled tensor: DMA-BUF, or shared memory "
+         "where the host has no DMA-BUF provider (counted, warned once)",
          "auto"},
         {GST_TENSOR_IMPORT_COPY_NEVER, "Refuse memory that cannot be imported (element error)",
          "never"},
@@ -162,8 +176,10 @@ GstStructure* make_stats(GstTensorImport* self)
     GstStructure* s = gst_edge_tensor_import_cache_get_stats(st.cache.get());
     const guint64 copies = st.copies.load();
     const guint64 frames = st.frames.load();
-    gst_structure_set(s, "frames", G_TYPE_UINT64, frames, "copies", G_TYPE_UINT64, copies,
-                      "zero-copy", G_TYPE_BOOLEAN, gboolean(frames > 0 && copies == 0), nullptr);
+    gst_structure_set(s, GST_EDGE_TENSOR_STATS_FRAMES, G_TYPE_UINT64, frames,
+                      GST_EDGE_TENSOR_STATS_COPIES, G_TYPE_UINT64, copies,
+                      GST_EDGE_TENSOR_STATS_ZERO_COPY, G_TYPE_BOOLEAN,
+                      gboolean(frames > 0 && copies == 0), nullptr);
     return s;
 }
 
@@ -336,6 +352,29 @@ gboolean gst_tensor_import_stop(GstBaseTransform* trans)
     return TRUE;
 }
 
+// The bytes pass untouched; other/tensors dimensions that differ only by rank padding
+// ("3:224:224", "3:224:224:1") are one tensor, so either side may spell them either way.
+GstCaps* gst_tensor_import_transform_caps(GstBaseTransform* trans, GstPadDirection, GstCaps* caps,
+                                          GstCaps* filter)
+{
+    GstCaps* out = gst_caps_copy(caps);
+    try {
+        for (guint i = 0; i < gst_caps_get_size(out); ++i) {
+            GstStructure* s = gst_caps_get_structure(out, i);
+            if (gst_structure_has_name(s, eg::kTensorsMediaType))
+                eg::pad_dimensions_field(s);
+        }
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(trans, "transform_caps failed: %s", e.what());
+    }
+    if (filter) {
+        GstCaps* tmp = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
+        gst_caps_unref(out);
+        out = tmp;
+    }
+    return out;
+}
+
 gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps*)
 {
     auto* self = GST_TENSOR_IMPORT(trans);
@@ -359,6 +398,14 @@ gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, Gs
                 GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                                   ("Cannot parse %" GST_PTR_FORMAT, incaps), (nullptr));
                 return FALSE;
+            }
+            s.tensor_bytes = 0;
+            if (!s.video) {
+                if (auto tc = eg::parse_tensor_caps(gst_caps_get_structure(incaps, 0))) {
+                    s.tensor_bytes = edgetensor::dtype_size(tc->dtype);
+                    for (size_t d : tc->shape)
+                        s.tensor_bytes *= d;
+                }
             }
         }
         if (old_pool)
@@ -388,6 +435,15 @@ gboolean propose_allocation_impl(GstTensorImport* self, GstQuery* decide_query, 
         !gst_caps_features_contains(gst_caps_get_features(caps, 0), GST_CAPS_FEATURE_MEMORY_DMABUF);
     if (video && !gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr))
         gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+    if (gst_structure_has_name(gst_caps_get_structure(caps, 0), eg::kTensorsMediaType)) {
+        // A pool's buffers come full: elements that append their output to the buffer they
+        // are handed, or refuse a non-empty one (NNStreamer), break on them. Our allocator
+        // alone keeps writers zero-copy and leaves those an empty buffer.
+        eg::propose_allocator_first(query);
+        GST_DEBUG_OBJECT(self, "proposing the edgetensor allocator (no pool) for %" GST_PTR_FORMAT,
+                         caps);
+        return TRUE;
+    }
 
     guint n = gst_query_get_n_allocation_pools(query);
     if (n > 0) {
@@ -447,6 +503,7 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
     eg::GstObjectPtr<GstBufferPool> pool;
     bool video;
     GstVideoInfo vinfo;
+    size_t tensor_bytes = 0;
     eg::MiniObjectPtr<GstCaps> caps;
     {
         std::lock_guard<std::mutex> lock(st.mu);
@@ -457,6 +514,7 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
         }
         video = st.streaming.video;
         vinfo = st.streaming.vinfo;
+        tensor_bytes = st.streaming.tensor_bytes;
         caps.reset(gst_caps_ref(st.streaming.caps.get()));
         if (st.streaming.copy_pool)
             pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
@@ -489,15 +547,11 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
             gst_video_frame_unmap(&in);
         }
     } else {
-        GstMapInfo in, o;
-        if (gst_buffer_map(inbuf, &in, GST_MAP_READ)) {
-            if (gst_buffer_map(dst, &o, GST_MAP_WRITE)) {
-                ok = in.size <= o.size;
-                if (ok)
-                    std::memcpy(o.data, in.data, in.size);
-                gst_buffer_unmap(dst, &o);
-            }
-            gst_buffer_unmap(inbuf, &in);
+        // From whichever memories hold the tensor (tensorimport_memories.hpp).
+        GstMapInfo o;
+        if (gst_buffer_map(dst, &o, GST_MAP_WRITE)) {
+            ok = eg::copy_tensor_bytes(inbuf, tensor_bytes, o.data, o.size);
+            gst_buffer_unmap(dst, &o);
         }
     }
     if (!ok) {
@@ -519,11 +573,39 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
     // In place: the input itself when writable, else a copy sharing its memory.
     GstBuffer* work = gst_buffer_is_writable(inbuf) ? inbuf : gst_buffer_copy(inbuf);
 
+    // An other/tensors tensor in several memories becomes the buffer's one memory when it can
+    // without a copy (located on inbuf: a copy forgets the pool the buffer came from).
+    size_t tensor_bytes = 0;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        tensor_bytes = st.streaming.video ? 0 : st.streaming.tensor_bytes;
+    }
+    eg::TensorMemories where;
+    std::string layout_why, multi_sent;
+    bool single = true;
+    if (tensor_bytes > 0 && gst_buffer_n_memory(inbuf) > 1) {
+        where = eg::locate_tensor(inbuf, tensor_bytes);
+        if (where.layout == eg::TensorMemories::Layout::Unusable) {
+            // Neither importable nor copyable: no run of memories is known to be the tensor.
+            GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                              ("Upstream element \"%s\" sends buffers of %s for one tensor of "
+                               "%zu bytes; which of them hold the tensor cannot be told.",
+                               upstream_name(self).c_str(), where.memories.c_str(), tensor_bytes),
+                              ("%s", where.why.c_str()));
+            if (work != inbuf)
+                gst_buffer_unref(work);
+            return GST_FLOW_ERROR;
+        }
+        multi_sent = eg::describe_sent_memory(inbuf, where); // before `work` (maybe inbuf) changes
+        single = eg::make_single_memory(work, where, &layout_why);
+    }
+
     GstEdgeTensorImportResult result = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
     gchar* why_c = nullptr;
     GstEdgeTensorMeta* meta =
-        gst_edge_tensor_import_cache_attach_meta(st.cache.get(), work, &result, &why_c);
-    const std::string why = why_c ? why_c : "";
+        single ? gst_edge_tensor_import_cache_attach_meta(st.cache.get(), work, &result, &why_c)
+               : nullptr;
+    const std::string why = !single ? layout_why : why_c ? why_c : "";
     g_free(why_c);
     if (meta) {
         GST_LOG_OBJECT(self, "%s: tensor %" G_GUINT64_FORMAT,
@@ -540,12 +622,15 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
         mode = st.settings.copy_mode;
     }
     const std::string upstream = upstream_name(self);
-    const char* mem_type = memory_type_of(inbuf);
+    // What arrived, for the messages: the memory type, or the memory layout when that is why.
+    const std::string sent = where.layout == eg::TensorMemories::Layout::Single
+                                 ? std::string("memory of type \"") + memory_type_of(inbuf) + "\""
+                                 : multi_sent;
     if (mode == GST_TENSOR_IMPORT_COPY_NEVER) {
         GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                          ("Upstream element \"%s\" sends memory of type \"%s\", which cannot be "
-                           "imported without a copy, and copy-mode is \"never\".",
-                           upstream.c_str(), mem_type),
+                          ("Upstream element \"%s\" sends %s, which cannot be imported without a "
+                           "copy, and copy-mode is \"never\".",
+                           upstream.c_str(), sent.c_str()),
                           ("%s. Set copy-mode=auto to copy (every copy is counted), or have "
                            "upstream use the DMA-BUF pool tensorimport proposes.",
                            why.c_str()));
@@ -558,10 +643,9 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
     }
     if (warn)
         GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                            ("Copying frames: upstream element \"%s\" sends memory of type "
-                             "\"%s\", which cannot be imported; every copy is counted "
-                             "(property \"copies\").",
-                             upstream.c_str(), mem_type),
+                            ("Copying frames: upstream element \"%s\" sends %s, which cannot "
+                             "be imported; every copy is counted (property \"copies\").",
+                             upstream.c_str(), sent.c_str()),
                             ("%s", why.c_str()));
     GstBuffer* copy = nullptr;
     GstFlowReturn ret = copy_into_pool(self, inbuf, &copy);
@@ -639,7 +723,8 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
         g_param_spec_enum(
             "copy-mode", "Copy mode",
             "What to do with memory that cannot be imported (system memory): auto = copy into "
-            "a pooled DMA-BUF tensor, counted and warned once (default); never = element error",
+            "a pooled tensor (DMA-BUF, or shared memory where the host has no DMA-BUF provider), "
+            "counted and warned once (default); never = element error",
             GST_TYPE_TENSOR_IMPORT_COPY_MODE, DEFAULT_COPY_MODE,
             GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
     g_object_class_install_property(
@@ -687,14 +772,16 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(
-        element_class, "Tensor import", "Filter/Video",
-        "Imports upstream DMA-BUFs once (cached by inode and plane offset) and attaches a "
-        "GstEdgeTensorMeta to every buffer, without copying. Example: gst-launch-1.0 -m "
+        element_class, "Tensor import", "Filter/Video/Tensor",
+        "Imports the DMA-BUF or memfd behind every video/x-raw or other/tensors buffer once "
+        "(cached by inode and plane offset) and attaches a GstEdgeTensorMeta, without copying; "
+        "memory it cannot import is copied (copy-mode). Example: gst-launch-1.0 -m "
         "v4l2src io-mode=dmabuf num-buffers=300 ! tensorimport ! fakesink",
         "edgetensor developers");
 
     bt->start = gst_tensor_import_start;
     bt->stop = gst_tensor_import_stop;
+    bt->transform_caps = gst_tensor_import_transform_caps;
     bt->set_caps = gst_tensor_import_set_caps;
     bt->propose_allocation = gst_tensor_import_propose_allocation;
     bt->transform_meta = gst_tensor_import_transform_meta;

@@ -77,7 +77,8 @@ GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
     "src", GST_PAD_SRC, GST_PAD_ALWAYS,
     GST_STATIC_CAPS("video/x-raw, format = (string) " VIDEO_FORMATS
                     ", width = (int) [ 1, 16384 ], height = (int) [ 1, 16384 ], "
-                    "framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                    "framerate = (fraction) [ 0/1, 2147483647/1 ], "
+                    "pixel-aspect-ratio = (fraction) 1/1, interlace-mode = (string) progressive; "
                     "other/tensors, num_tensors = (int) 1, format = (string) static, "
                     "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
 
@@ -342,6 +343,30 @@ GstCaps* gst_tensor_test_src_fixate(GstBaseSrc* bsrc, GstCaps* caps)
     if (gst_structure_has_name(s, "video/x-raw")) {
         gst_structure_fixate_field_nearest_int(s, "width", DEFAULT_WIDTH);
         gst_structure_fixate_field_nearest_int(s, "height", DEFAULT_HEIGHT);
+        // Square progressive pixels, and the colorimetry the frames are encoded with stated in
+        // the caps: GStreamer's default for the format and size unless downstream picks one.
+        if (gst_structure_has_field(s, "pixel-aspect-ratio"))
+            gst_structure_fixate_field_nearest_fraction(s, "pixel-aspect-ratio", 1, 1);
+        else
+            gst_structure_set(s, "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, nullptr);
+        if (gst_structure_has_field(s, "interlace-mode"))
+            gst_structure_fixate_field_string(s, "interlace-mode", "progressive");
+        else
+            gst_structure_set(s, "interlace-mode", G_TYPE_STRING, "progressive", nullptr);
+        gst_structure_fixate_field(s, "format");
+        const GstVideoFormat format =
+            gst_video_format_from_string(gst_structure_get_string(s, "format"));
+        gint w = 0, h = 0;
+        GstVideoInfo def;
+        if (format != GST_VIDEO_FORMAT_UNKNOWN && gst_structure_get_int(s, "width", &w) &&
+            gst_structure_get_int(s, "height", &h) &&
+            gst_video_info_set_format(&def, format, guint(w), guint(h))) {
+            eg::GCharPtr colorimetry(gst_video_colorimetry_to_string(&def.colorimetry));
+            if (colorimetry && gst_structure_has_field(s, "colorimetry"))
+                gst_structure_fixate_field_string(s, "colorimetry", colorimetry.get());
+            else if (colorimetry)
+                gst_structure_set(s, "colorimetry", G_TYPE_STRING, colorimetry.get(), nullptr);
+        }
     } else {
         if (!gst_structure_has_field(s, "types"))
             gst_structure_set(s, "types", G_TYPE_STRING, "uint8", nullptr);
@@ -649,7 +674,7 @@ static void gst_tensor_test_src_class_init(GstTensorTestSrcClass* klass)
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(
-        element_class, "Tensor test source", "Source/Video",
+        element_class, "Tensor test source", "Source/Video/Tensor",
         "Produces patterned video/x-raw or other/tensors frames in edgetensor DMA-BUF buffers "
         "(shared memory where the host has no DMA-BUF provider). "
         "Example: gst-launch-1.0 tensortestsrc num-buffers=100 ! fakesink",

@@ -331,6 +331,13 @@ Classified classify(const GstEdgeTensorImportCache& c, GstBuffer* buffer, Plan& 
     plan.edgetensor_memory = gst_is_edge_tensor_memory(plan.places[0].mem);
     for (guint i = 1; i < n; ++i)
         plan.edgetensor_memory = plan.edgetensor_memory && plan.places[i].mem == plan.places[0].mem;
+    if (plan.edgetensor_memory && !c.video) {
+        // The allocator's memory (a writer that allocated its output from it) holds flat bytes;
+        // the caps' dtype and shape come from importing its fd like any other.
+        const auto t = eg::tensor_from_memory(plan.places[0].mem);
+        plan.edgetensor_memory = t && t->dtype() == c.tensor.dtype &&
+                                 eg::shapes_equal_padded(t->shape(), c.tensor.shape);
+    }
     return r;
 }
 
@@ -675,11 +682,15 @@ gst_edge_tensor_import_cache_attach_meta(GstEdgeTensorImportCache* cache, GstBuf
             return nullptr;
         }
         const guint64 id = o.tensor->buffer_identity().id();
-        if (GstEdgeTensorMeta* old = gst_buffer_get_edge_tensor_meta(buffer)) {
-            if (old->identity == id)
-                return old; // the producing pool's own meta for this very tensor
+        GstEdgeTensorMeta* old = gst_buffer_get_edge_tensor_meta(buffer);
+        if (old && old->identity == id)
+            return old; // the producing pool's own meta for this very tensor
+        // A pool's metas are locked to their buffer: one whose memory was replaced (an element
+        // appended its own, tensorimport dropped the pool's) keeps the meta, which must then
+        // describe the new memory. (The pool discards such a buffer when it comes back.)
+        const bool locked = old && GST_META_FLAG_IS_SET(&old->meta, GST_META_FLAG_LOCKED);
+        if (old && !locked)
             gst_buffer_remove_meta(buffer, &old->meta);
-        }
         bool colorimetry_from_caps;
         {
             std::lock_guard<std::mutex> lock(cache->mu);
@@ -691,8 +702,13 @@ gst_edge_tensor_import_cache_attach_meta(GstEdgeTensorImportCache* cache, GstBuf
                                                 colorimetry_from_caps);
         else
             m = add_import_meta(buffer, *o.tensor, o.plan, colorimetry_from_caps);
-        if (!m)
+        if (!m) {
             set_why(why, "cannot attach GstEdgeTensorMeta");
+        } else if (locked) {
+            eg::copy_tensor_meta_fields(old, m);
+            gst_buffer_remove_meta(buffer, &m->meta);
+            m = old;
+        }
         return m;
     } catch (const std::exception& e) {
         set_why(why, std::string("import failed: ") + e.what());
@@ -705,16 +721,19 @@ extern "C" GstStructure* gst_edge_tensor_import_cache_get_stats(GstEdgeTensorImp
     g_return_val_if_fail(cache != nullptr, nullptr);
     std::vector<TensorDyn> tensors;
     GstStructure* s = gst_structure_new_empty(GST_EDGE_TENSOR_IMPORT_STATS_NAME);
-    GstStructure* failures = gst_structure_new_empty("failures");
+    GstStructure* failures = gst_structure_new_empty(GST_EDGE_TENSOR_STATS_FAILURES);
     {
         std::lock_guard<std::mutex> lock(cache->mu);
-        gst_structure_set(s, "hits", G_TYPE_UINT64, cache->hits, "misses", G_TYPE_UINT64,
-                          cache->misses, "evictions", G_TYPE_UINT64, cache->evictions,
-                          "invalidations", G_TYPE_UINT64, cache->invalidations, "entries",
-                          G_TYPE_UINT, guint(cache->lru.size()), "peak-entries", G_TYPE_UINT,
-                          cache->peak, "max-entries", G_TYPE_UINT, cache->max_entries,
-                          "failed-imports", G_TYPE_UINT64, cache->failed, "last-failure",
-                          G_TYPE_STRING, cache->last_failure.c_str(), nullptr);
+        gst_structure_set(s, GST_EDGE_TENSOR_STATS_HITS, G_TYPE_UINT64, cache->hits,
+                          GST_EDGE_TENSOR_STATS_MISSES, G_TYPE_UINT64, cache->misses,
+                          GST_EDGE_TENSOR_STATS_EVICTIONS, G_TYPE_UINT64, cache->evictions,
+                          GST_EDGE_TENSOR_STATS_INVALIDATIONS, G_TYPE_UINT64, cache->invalidations,
+                          GST_EDGE_TENSOR_STATS_ENTRIES, G_TYPE_UINT, guint(cache->lru.size()),
+                          GST_EDGE_TENSOR_STATS_PEAK_ENTRIES, G_TYPE_UINT, cache->peak,
+                          GST_EDGE_TENSOR_STATS_MAX_ENTRIES, G_TYPE_UINT, cache->max_entries,
+                          GST_EDGE_TENSOR_STATS_FAILED_IMPORTS, G_TYPE_UINT64, cache->failed,
+                          GST_EDGE_TENSOR_STATS_LAST_FAILURE, G_TYPE_STRING,
+                          cache->last_failure.c_str(), nullptr);
         for (const auto& [code, count] : cache->failures)
             gst_structure_set(failures, code.c_str(), G_TYPE_UINT64, count, nullptr);
         for (const Entry& e : cache->lru)
@@ -724,7 +743,7 @@ extern "C" GstStructure* gst_edge_tensor_import_cache_get_stats(GstEdgeTensorImp
         GValue v = G_VALUE_INIT;
         g_value_init(&v, GST_TYPE_STRUCTURE);
         g_value_take_boxed(&v, failures);
-        gst_structure_take_value(s, "failures", &v);
+        gst_structure_take_value(s, GST_EDGE_TENSOR_STATS_FAILURES, &v);
     }
     // From the tensors' own fds (not the buffers'): what was really imported.
     GValue inodes = G_VALUE_INIT;
@@ -738,7 +757,7 @@ extern "C" GstStructure* gst_edge_tensor_import_cache_get_stats(GstEdgeTensorImp
         g_value_set_uint64(&v, id->second);
         gst_value_array_append_and_take_value(&inodes, &v);
     }
-    gst_structure_take_value(s, "inodes", &inodes);
+    gst_structure_take_value(s, GST_EDGE_TENSOR_STATS_INODES, &inodes);
     return s;
 }
 

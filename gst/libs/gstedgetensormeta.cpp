@@ -29,6 +29,7 @@ void reset_meta(GstEdgeTensorMeta* m)
         m->plane_strides[i] = 0;
     }
     m->flags = GST_EDGE_TENSOR_META_FLAG_NONE;
+    m->applied_colorimetry = 0;
 }
 
 gboolean meta_init(GstMeta* meta, gpointer, GstBuffer*)
@@ -49,6 +50,7 @@ void copy_fields(GstEdgeTensorMeta* dst, const GstEdgeTensorMeta* src)
     std::memcpy(dst->plane_offsets, src->plane_offsets, sizeof(dst->plane_offsets));
     std::memcpy(dst->plane_strides, src->plane_strides, sizeof(dst->plane_strides));
     dst->flags = src->flags;
+    dst->applied_colorimetry = src->applied_colorimetry;
 }
 
 /// The kernel object and offset behind an fd memory; false when it has none.
@@ -126,6 +128,12 @@ gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer* source, GQuar
 }
 
 } // namespace
+
+void edgetensor::gst::copy_tensor_meta_fields(GstEdgeTensorMeta* dst,
+                                              const GstEdgeTensorMeta* src) noexcept
+{
+    copy_fields(dst, src);
+}
 
 extern "C" GType gst_edge_tensor_meta_api_get_type(void)
 {

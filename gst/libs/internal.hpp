@@ -44,6 +44,19 @@ std::string dimensions_string(const Shape& shape);
 /// types and dimensions). The error names the offending field.
 Result<TensorCaps> parse_tensor_caps(const GstStructure* s);
 
+/// Whether two shapes (outermost first) are the same tensor up to rank padding: leading 1s
+/// aside, as NNStreamer compares dimensions ("3:224:224" == "3:224:224:1").
+bool shapes_equal_padded(const Shape& a, const Shape& b) noexcept;
+
+/// Every spelling of `shape`'s dimensions string from its shortest rank (trailing 1s dropped)
+/// up to 8 dimensions, `dimensions_string(shape)` first, as a GST_TYPE_LIST in `out`
+/// (uninitialised on entry), so caps with either spelling intersect.
+void padded_dimensions_list(const Shape& shape, GValue* out);
+
+/// `s` (writable) with a fixed `dimensions` string replaced by padded_dimensions_list() of it;
+/// unchanged when the field is missing, not a string or not parseable.
+void pad_dimensions_field(GstStructure* s);
+
 /// What one pooled frame looks like in memory.
 struct FrameLayout {
     bool is_video = false;
@@ -86,6 +99,9 @@ struct MetaPlanes {
 GstEdgeTensorMeta* add_tensor_meta(GstBuffer* buffer, const TensorDyn& tensor, int handle,
                                    bool host_ptr, const GstVideoInfo* video,
                                    const MetaPlanes& planes, bool colorimetry_from_caps);
+
+/// Every field of `src` into `dst` (a meta that cannot be replaced: a pool's locked one).
+void copy_tensor_meta_fields(GstEdgeTensorMeta* dst, const GstEdgeTensorMeta* src) noexcept;
 
 std::optional<TensorMemory> core_memory(GstEdgeTensorMemoryKind kind) noexcept;
 const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;

@@ -160,6 +160,57 @@ Result<TensorCaps> parse_tensor_caps(const GstStructure* s)
     return tc;
 }
 
+bool shapes_equal_padded(const Shape& a, const Shape& b) noexcept
+{
+    auto first_real = [](const Shape& s) {
+        size_t i = 0;
+        while (i + 1 < s.size() && s[i] == 1)
+            ++i;
+        return i;
+    };
+    const size_t ia = first_real(a), ib = first_real(b);
+    if (a.size() - ia != b.size() - ib)
+        return false;
+    return std::equal(a.begin() + std::ptrdiff_t(ia), a.end(), b.begin() + std::ptrdiff_t(ib));
+}
+
+void padded_dimensions_list(const Shape& shape, GValue* out)
+{
+    g_value_init(out, GST_TYPE_LIST);
+    auto append = [out](const std::string& dims) {
+        GValue v = G_VALUE_INIT;
+        g_value_init(&v, G_TYPE_STRING);
+        g_value_set_string(&v, dims.c_str());
+        gst_value_list_append_and_take_value(out, &v);
+    };
+    const std::string canonical = dimensions_string(shape);
+    append(canonical);
+    Shape core = shape;
+    while (core.size() > 1 && core.front() == 1)
+        core.erase(core.begin());
+    for (Shape padded = core; padded.size() <= kMaxTensorDims; padded.insert(padded.begin(), 1))
+        if (const std::string d = dimensions_string(padded); d != canonical)
+            append(d);
+}
+
+void pad_dimensions_field(GstStructure* s)
+{
+    const char* dims = gst_structure_get_string(s, "dimensions");
+    if (!dims)
+        return;
+    // Parsed by the caps validator, through a scratch structure of the narrowest type (the
+    // dtype does not change what the dimensions say).
+    GstStructure* probe = gst_structure_new(kTensorsMediaType, "types", G_TYPE_STRING, "uint8",
+                                            "dimensions", G_TYPE_STRING, dims, nullptr);
+    auto tc = parse_tensor_caps(probe);
+    gst_structure_free(probe);
+    if (!tc)
+        return;
+    GValue list = G_VALUE_INIT;
+    padded_dimensions_list(tc->shape, &list);
+    gst_structure_take_value(s, "dimensions", &list);
+}
+
 namespace
 {
 

@@ -6,6 +6,7 @@
 set -eu
 build=$1
 consumer=$2
+gir=${3:-}
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT INT TERM
 
@@ -17,6 +18,16 @@ header=$(find "$dest" -path '*/edgetensor/tensor.hpp' | head -n 1)
 if find "$dest" -path '*/edgetensor/storage.hpp' | grep -q .; then
     echo "an internal header was installed"
     exit 1
+fi
+if find "$dest" -name gstreamer-edgetensor-1.0.pc | grep -q .; then
+    find "$dest" -path '*/gst/edgetensor/gstedgetensorstats.h' | grep -q . ||
+        { echo "gst/edgetensor/gstedgetensorstats.h was not installed"; exit 1; }
+fi
+if [ -n "$gir" ]; then
+    find "$dest" -path "*/gir-1.0/$gir.gir" | grep -q . ||
+        { echo "$gir.gir was not installed"; exit 1; }
+    find "$dest" -path "*/girepository-1.0/$gir.typelib" | grep -q . ||
+        { echo "$gir.typelib was not installed"; exit 1; }
 fi
 
 export PKG_CONFIG_PATH=$(dirname "$pc")

@@ -13,5 +13,6 @@
 #include <gst/edgetensor/gstedgetensorbufferpool.h>
 #include <gst/edgetensor/gstedgetensorimportcache.h>
 #include <gst/edgetensor/gstedgetensormeta.h>
+#include <gst/edgetensor/gstedgetensorstats.h>
 
 #endif /* GST_EDGE_TENSOR_H */

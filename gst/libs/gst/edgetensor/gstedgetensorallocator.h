@@ -25,9 +25,9 @@
 
 G_BEGIN_DECLS
 
-/** The name the allocator is registered under (gst_allocator_find()). */
+/* The name the allocator is registered under (gst_allocator_find()). */
 #define GST_EDGE_TENSOR_ALLOCATOR_NAME "edgetensor"
-/** Memory type of shared-memory (non-DMA) edgetensor memories. */
+/* Memory type of shared-memory (non-DMA) edgetensor memories. */
 #define GST_EDGE_TENSOR_MEMORY_TYPE_SHM "edgetensor-shm"
 
 #define GST_TYPE_EDGE_TENSOR_ALLOCATOR (gst_edge_tensor_allocator_get_type())

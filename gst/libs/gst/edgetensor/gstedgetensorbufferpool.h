@@ -65,7 +65,12 @@ GstBufferPool* gst_edge_tensor_buffer_pool_new(void);
 GST_EDGE_TENSOR_API
 void gst_edge_tensor_buffer_pool_config_set_memory_kind(GstStructure* config,
                                                         GstEdgeTensorMemoryKind kind);
-/** Returns: the kind set on @config, AUTO when none. */
+/**
+ * gst_edge_tensor_buffer_pool_config_get_memory_kind:
+ * @config: a pool config
+ *
+ * Returns: the kind set on @config, AUTO when none.
+ */
 GST_EDGE_TENSOR_API
 GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_config_get_memory_kind(GstStructure* config);
 
@@ -77,7 +82,12 @@ GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_config_get_memory_kind(GstSt
 GST_EDGE_TENSOR_API
 void gst_edge_tensor_buffer_pool_config_set_cpu_access(GstStructure* config,
                                                        GstEdgeTensorCpuAccess access);
-/** Returns: the access set on @config, READ_WRITE when none. */
+/**
+ * gst_edge_tensor_buffer_pool_config_get_cpu_access:
+ * @config: a pool config
+ *
+ * Returns: the access set on @config, READ_WRITE when none.
+ */
 GST_EDGE_TENSOR_API
 GstEdgeTensorCpuAccess gst_edge_tensor_buffer_pool_config_get_cpu_access(GstStructure* config);
 

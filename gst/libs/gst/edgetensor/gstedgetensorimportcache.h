@@ -20,16 +20,18 @@
 
 #include <gst/edgetensor/edgetensor-prelude.h>
 #include <gst/edgetensor/gstedgetensormeta.h>
+#include <gst/edgetensor/gstedgetensorstats.h>
 #include <gst/gst.h>
 
 G_BEGIN_DECLS
 
-/** Entries a cache holds unless told otherwise. */
+/* Entries a cache holds unless told otherwise. */
 #define GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE 32
-/** Most entries a cache may be asked to hold. */
+/* Most entries a cache may be asked to hold. */
 #define GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE 1024
-/** Name of the structure gst_edge_tensor_import_cache_get_stats() returns. */
-#define GST_EDGE_TENSOR_IMPORT_STATS_NAME "edgetensor-stats"
+/* Name of the structure gst_edge_tensor_import_cache_get_stats() returns (gstedgetensorstats.h
+ * names its fields). */
+#define GST_EDGE_TENSOR_IMPORT_STATS_NAME GST_EDGE_TENSOR_STATS_NAME
 
 /**
  * GstEdgeTensorImportResult:
@@ -54,13 +56,14 @@ typedef struct _GstEdgeTensorImportCache GstEdgeTensorImportCache;
  * gst_edge_tensor_import_cache_new:
  * @max_entries: the LRU bound, 1 to %GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE
  *
- * Returns: (transfer full): a new, empty cache without caps; free with
- * gst_edge_tensor_import_cache_free().
+ * Returns: (transfer full) (skip): a new, empty cache without caps; free with
+ * gst_edge_tensor_import_cache_free(). (Not introspectable: elements own caches, applications
+ * read their stats.)
  */
 GST_EDGE_TENSOR_API
 GstEdgeTensorImportCache* gst_edge_tensor_import_cache_new(guint max_entries);
 
-/** Releases every cached tensor (and its fd) and the cache. */
+/* Releases every cached tensor (and its fd) and the cache. */
 GST_EDGE_TENSOR_API
 void gst_edge_tensor_import_cache_free(GstEdgeTensorImportCache* cache);
 
@@ -98,7 +101,7 @@ void gst_edge_tensor_import_cache_set_max_entries(GstEdgeTensorImportCache* cach
 GST_EDGE_TENSOR_API
 guint gst_edge_tensor_import_cache_get_max_entries(GstEdgeTensorImportCache* cache);
 
-/** Zeroes the counters (entries stay). */
+/* Zeroes the counters (entries stay). */
 GST_EDGE_TENSOR_API
 void gst_edge_tensor_import_cache_reset_stats(GstEdgeTensorImportCache* cache);
 

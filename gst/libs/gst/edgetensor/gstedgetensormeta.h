@@ -23,9 +23,9 @@ G_BEGIN_DECLS
 #define GST_EDGE_TENSOR_META_API_TYPE (gst_edge_tensor_meta_api_get_type())
 #define GST_EDGE_TENSOR_META_INFO (gst_edge_tensor_meta_get_info())
 
-/** Most planes a meta describes. */
+/* Most planes a meta describes. */
 #define GST_EDGE_TENSOR_META_MAX_PLANES 4
-/** Row alignment DMA consumers (Mali, Vivante, NPUs) require. */
+/* Row alignment DMA consumers (Mali, Vivante, NPUs) require. */
 #define GST_EDGE_TENSOR_ROW_ALIGNMENT 64
 
 /**
@@ -48,8 +48,12 @@ typedef struct _GstEdgeTensorMeta GstEdgeTensorMeta;
  * @identity: the tensor's BufferIdentity id (stable while the pool recycles the tensor)
  * @memory_kind: where the bytes live (DMA, SHM or SYSTEM)
  * @desc: the tensor's descriptor. `desc.handle` is the buffer memory's fd, borrowed (-1 for heap
- *   memory); `desc.ptr` is NULL. `desc.colorimetry` is set from the caps' colorimetry field
- *   (0 when the caps have none: never guessed).
+ *   memory). `desc.ptr` is the host address of the tensor's first element when the tensor is in
+ *   heap or shared memory from an edgetensor pool or allocator (and its CPU access is not NONE),
+ *   valid while the buffer's memory lives; it is NULL for DMA-BUF tensors (CPU access needs a
+ *   DMA_BUF_IOCTL_SYNC bracket: map the buffer) and for imported buffers. `desc.colorimetry`
+ *   describes the values: from the caps' colorimetry field (0 when the caps have none: never
+ *   guessed), or what a converter wrote (tensorconvert: see @applied_colorimetry).
  * @video_format: the caps' video format, GST_VIDEO_FORMAT_UNKNOWN for other/tensors
  * @width: frame width in pixels (video), 0 for other/tensors
  * @height: frame height in pixels (video), 0 for other/tensors
@@ -57,6 +61,11 @@ typedef struct _GstEdgeTensorMeta GstEdgeTensorMeta;
  * @plane_offsets: byte offset of each plane in the memory
  * @plane_strides: row pitch of each plane in bytes
  * @flags: #GstEdgeTensorMetaFlags
+ * @applied_colorimetry: for a tensor converted from a picture (tensorconvert), the source
+ *   colorimetry the conversion applied, packed like `desc.colorimetry`: the YUV matrix and
+ *   range the frame was decoded with, the transfer and primaries its values keep (every axis
+ *   resolved, none left unspecified for a YUV source); 0 when the bytes are no conversion's
+ *   output
  */
 struct _GstEdgeTensorMeta {
     GstMeta meta;
@@ -72,6 +81,9 @@ struct _GstEdgeTensorMeta {
     gsize plane_offsets[GST_EDGE_TENSOR_META_MAX_PLANES];
     gint plane_strides[GST_EDGE_TENSOR_META_MAX_PLANES];
     guint flags;
+    /* Fills the alignment hole before _gst_reserved: the struct's size and offsets are those of
+     * 0.1.0. */
+    guint32 applied_colorimetry;
 
     /*< private >*/
     gpointer _gst_reserved[GST_PADDING_LARGE];
@@ -133,6 +145,136 @@ guint32 gst_edge_tensor_colorimetry_from_gst(const GstVideoColorimetry* cinfo);
 GST_EDGE_TENSOR_API
 gboolean gst_edge_tensor_colorimetry_to_gst(guint32 packed, GstVideoFormat format,
                                             GstVideoColorimetry* cinfo);
+
+/*
+ * Accessors, for bindings (GObject introspection: PyGObject cannot read the descriptor's
+ * fixed-size arrays) and for C code that prefers them to the fields.
+ */
+
+/**
+ * gst_edge_tensor_meta_get_n_dims:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * Returns: the tensor's rank (`desc.ndim`, at most %EDGETENSOR_DESC_MAX_NDIM).
+ */
+GST_EDGE_TENSOR_API
+guint gst_edge_tensor_meta_get_n_dims(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_shape:
+ * @meta: a #GstEdgeTensorMeta
+ * @n_dims: (out): the number of dimensions
+ *
+ * Returns: (transfer full) (array length=n_dims): the shape in elements, outermost first
+ *   (`desc.shape`); g_free() it.
+ */
+GST_EDGE_TENSOR_API
+guint64* gst_edge_tensor_meta_get_shape(const GstEdgeTensorMeta* meta, guint* n_dims);
+
+/**
+ * gst_edge_tensor_meta_get_strides:
+ * @meta: a #GstEdgeTensorMeta
+ * @n_dims: (out): the number of dimensions
+ *
+ * Returns: (transfer full) (array length=n_dims): the distance in BYTES between neighbours of
+ *   each dimension, outermost first (`desc.strides`; numpy's convention); g_free() it.
+ */
+GST_EDGE_TENSOR_API
+gint64* gst_edge_tensor_meta_get_strides(const GstEdgeTensorMeta* meta, guint* n_dims);
+
+/**
+ * gst_edge_tensor_meta_get_dtype_name:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * Returns: (transfer none): the element type as NNStreamer's caps spell it (and numpy's dtype
+ *   names read it): "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
+ *   "float16", "float32" or "float64"; "unknown" for a code outside them.
+ */
+GST_EDGE_TENSOR_API
+const gchar* gst_edge_tensor_meta_get_dtype_name(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_element_format:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * What one element of the tensor is, when it is an image: the edgetensor pixel format of
+ * `desc.format` ("RGB", "RGBA", "BGRA", "GREY", "YUYV", "VYUY", "NV12", "NV16", "RGB_PLANAR",
+ * "RGBA_PLANAR", "NV24"); for a video frame the core has no image format for, the GStreamer
+ * video format name ("I420", ...); "none" for a plain tensor (other/tensors).
+ *
+ * Returns: (transfer none): the element format name.
+ */
+GST_EDGE_TENSOR_API
+const gchar* gst_edge_tensor_meta_get_element_format(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_fd:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * Returns: the buffer memory's fd (`desc.handle`), borrowed: valid while the buffer lives;
+ *   dup() it to keep it. -1 for heap memory.
+ */
+GST_EDGE_TENSOR_API
+gint gst_edge_tensor_meta_get_fd(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_identity:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * Returns: the tensor's BufferIdentity id (process-unique, stable while a pool recycles the
+ *   tensor or an import cache recognises its buffer).
+ */
+GST_EDGE_TENSOR_API
+guint64 gst_edge_tensor_meta_get_identity(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_memory_kind:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * Returns: where the tensor's bytes live (DMA, SHM or SYSTEM).
+ */
+GST_EDGE_TENSOR_API
+GstEdgeTensorMemoryKind gst_edge_tensor_meta_get_memory_kind(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_colorimetry:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * `desc.colorimetry` as a GStreamer colorimetry string ("bt709", "bt601", "sRGB",
+ * "1:1:5:1", ...; see gst_video_colorimetry_to_string()), for the meta's video format.
+ *
+ * Returns: (transfer full) (nullable): the string, %NULL when the colorimetry is unspecified
+ *   or holds an unknown axis code; g_free() it.
+ */
+GST_EDGE_TENSOR_API
+gchar* gst_edge_tensor_meta_get_colorimetry(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_applied_colorimetry:
+ * @meta: a #GstEdgeTensorMeta
+ *
+ * The meta's applied_colorimetry (what tensorconvert decoded its input with) as a GStreamer
+ * colorimetry string of the source picture ("bt709", "bt601", "bt2020", ...).
+ *
+ * Returns: (transfer full) (nullable): the string, %NULL when the tensor is no conversion's
+ *   output; g_free() it.
+ */
+GST_EDGE_TENSOR_API
+gchar* gst_edge_tensor_meta_get_applied_colorimetry(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_offset:
+ * @meta: a #GstEdgeTensorMeta
+ * @buffer: the #GstBuffer @meta is attached to
+ *
+ * Where the tensor starts in what gst_buffer_map() of @buffer gives: the tensor's first
+ * element is at `map.data + offset`, and `shape`/`strides` walk it from there (a numpy view:
+ * `numpy.ndarray(shape, dtype, buffer=map.data, offset=offset, strides=strides)`).
+ *
+ * Returns: the byte offset, or -1 when @buffer holds no memory.
+ */
+GST_EDGE_TENSOR_API
+gssize gst_edge_tensor_meta_get_offset(const GstEdgeTensorMeta* meta, GstBuffer* buffer);
 
 G_END_DECLS
 

@@ -57,10 +57,50 @@
 #define EDGETENSOR_FORMAT_PLANAR_RGBA 10u
 #define EDGETENSOR_FORMAT_NV24 11u
 
-/* colorimetry = space | transfer << 8 | encoding << 16 | range << 24; each axis 0 = unspecified. */
+/*
+ * colorimetry = primaries | transfer << 8 | matrix << 16 | range << 24, one byte per axis, each
+ * 0 = unspecified (never guessed by a producer). The codes are edgetensor::ColorSpace,
+ * ColorTransfer, ColorEncoding and ColorRange (colorimetry.hpp); these macros let C consumers
+ * decode a descriptor without the C++ headers. A code outside the lists below is unknown: refuse
+ * it rather than guess.
+ */
 #define EDGETENSOR_COLORIMETRY_PACK(space, transfer, encoding, range)                              \
     ((uint32_t)(space) | (uint32_t)(transfer) << 8 | (uint32_t)(encoding) << 16 |                  \
      (uint32_t)(range) << 24)
+#define EDGETENSOR_COLORIMETRY_PRIMARIES(c) ((uint32_t)(c)&0xffu)
+#define EDGETENSOR_COLORIMETRY_TRANSFER(c) (((uint32_t)(c) >> 8) & 0xffu)
+#define EDGETENSOR_COLORIMETRY_MATRIX(c) (((uint32_t)(c) >> 16) & 0xffu)
+#define EDGETENSOR_COLORIMETRY_RANGE(c) (((uint32_t)(c) >> 24) & 0xffu)
+
+/* Primaries (edgetensor::ColorSpace): sRGB shares BT.709's primaries; the sRGB transfer tells. */
+#define EDGETENSOR_COLOR_PRIMARIES_UNSPECIFIED 0u
+#define EDGETENSOR_COLOR_PRIMARIES_BT709 1u
+#define EDGETENSOR_COLOR_PRIMARIES_BT2020 2u
+#define EDGETENSOR_COLOR_PRIMARIES_SRGB 3u
+#define EDGETENSOR_COLOR_PRIMARIES_SMPTE170M 4u
+#define EDGETENSOR_COLOR_PRIMARIES_MAX 4u
+
+/* Transfer function (edgetensor::ColorTransfer): BT.601 and BT.2020 use the BT.709 curve. */
+#define EDGETENSOR_COLOR_TRANSFER_UNSPECIFIED 0u
+#define EDGETENSOR_COLOR_TRANSFER_BT709 1u
+#define EDGETENSOR_COLOR_TRANSFER_SRGB 2u
+#define EDGETENSOR_COLOR_TRANSFER_PQ 3u
+#define EDGETENSOR_COLOR_TRANSFER_HLG 4u
+#define EDGETENSOR_COLOR_TRANSFER_LINEAR 5u
+#define EDGETENSOR_COLOR_TRANSFER_MAX 5u
+
+/* YUV <-> RGB matrix (edgetensor::ColorEncoding); unspecified for RGB data. */
+#define EDGETENSOR_COLOR_MATRIX_UNSPECIFIED 0u
+#define EDGETENSOR_COLOR_MATRIX_BT601 1u
+#define EDGETENSOR_COLOR_MATRIX_BT709 2u
+#define EDGETENSOR_COLOR_MATRIX_BT2020 3u
+#define EDGETENSOR_COLOR_MATRIX_MAX 3u
+
+/* Quantisation range (edgetensor::ColorRange): full 0..255, limited 16..235 (chroma 16..240). */
+#define EDGETENSOR_COLOR_RANGE_UNSPECIFIED 0u
+#define EDGETENSOR_COLOR_RANGE_FULL 1u
+#define EDGETENSOR_COLOR_RANGE_LIMITED 2u
+#define EDGETENSOR_COLOR_RANGE_MAX 2u
 
 #if defined(__GNUC__) || defined(__clang__)
 #define EDGETENSOR_DESC_ALIGNED __attribute__((aligned(8)))
@@ -106,6 +146,8 @@ typedef struct EDGETENSOR_DESC_ALIGNED EdgeTensorDesc {
                                                    __LINE__)[(cond) ? 1 : -1]
 #endif
 
+/* (The GObject introspection scanner's C parser knows no _Static_assert.) */
+#ifndef __GI_SCANNER__
 EDGETENSOR_DESC_STATIC_ASSERT(sizeof(EdgeTensorDesc) == EDGETENSOR_DESC_SIZE,
                               "EdgeTensorDesc must be 192 bytes");
 EDGETENSOR_DESC_STATIC_ASSERT(offsetof(EdgeTensorDesc, version) == 0, "version at 0");
@@ -125,6 +167,7 @@ EDGETENSOR_DESC_STATIC_ASSERT(offsetof(EdgeTensorDesc, sync) == 184, "sync at 18
 #if defined(__GNUC__) || defined(__clang__)
 EDGETENSOR_DESC_STATIC_ASSERT(__alignof__(EdgeTensorDesc) == 8, "EdgeTensorDesc is 8-aligned");
 #endif
+#endif /* __GI_SCANNER__ */
 
 /* A descriptor with the current version, no handle, and every other field zero. */
 static inline EdgeTensorDesc edgetensor_desc_init(void)
