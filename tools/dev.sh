@@ -7,6 +7,7 @@
 #   tools/dev.sh test    install dependencies, build, run every test suite (unit, gst, vm, ...)
 #   tools/dev.sh asan    build with AddressSanitizer + UndefinedBehaviorSanitizer, run unit suites
 #   tools/dev.sh tsan    build with ThreadSanitizer, run the concurrency tests
+#   tools/dev.sh fuzz    build the fuzz targets with clang-14 (libFuzzer, ASan+UBSan), bounded runs
 #   tools/dev.sh deps    only install the Debian packages in tools/debian-packages.txt
 #
 # Environment: BUILD_DIR (default build), SKIP_DEPS=1 (do not touch apt), MESON_ARGS (extra
@@ -58,6 +59,17 @@ setup() {
     fi
     log "building in $dir"
     meson compile -C "$dir"
+}
+
+# meson_setup_only DIR [meson args...]: configure (or reconfigure) without building.
+meson_setup_only() {
+    local dir=$1
+    shift
+    if [ -f "$dir/build.ninja" ]; then
+        meson setup --reconfigure "$dir" "$@" ${MESON_ARGS:-} >/dev/null
+    else
+        meson setup "$dir" "$@" ${MESON_ARGS:-} >/dev/null
+    fi
 }
 
 # summary DIR: the closing line, from meson's machine-readable test log.
@@ -131,8 +143,22 @@ tsan)
         -Dbenchmarks=disabled
     TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --suite tsan --timeout-multiplier 4
     ;;
+fuzz)
+    install_deps
+    dir=${BUILD_DIR:-build-fuzz}
+    # Only the fuzz suite's targets: libFuzzer needs clang, and the rest of the tree is
+    # covered by the other lanes.
+    CC=clang-14 CXX=clang++-14 meson_setup_only "$dir" -Dwerror=true \
+        -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+        -Dbenchmarks=disabled -Dvm_lane=disabled
+    log "building the fuzz targets in $dir"
+    meson compile -C "$dir" fuzz_from_desc_libfuzzer fuzz_ipc_message_libfuzzer \
+        test_fuzz_from_desc test_fuzz_ipc_message
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        run_tests "$dir" --no-rebuild --suite fuzz --timeout-multiplier 4
+    ;;
 *)
-    sed -n '4,13p' "$0" >&2
+    sed -n '4,14p' "$0" >&2
     exit 2
     ;;
 esac
