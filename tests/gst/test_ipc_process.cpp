@@ -111,7 +111,9 @@ TEST_F(GstIpcProcess, SenderInGstLaunch_1000FramesMatchWithoutCopiesOrLeaks)
         std::set<ino_t> inodes;
         int mismatches = 0, fd_early = -1, fd_late = -1;
         for (int n = 0; n < kFrames; ++n) {
-            MiniObjectPtr<GstSample> s(gst_app_sink_try_pull_sample(out, 10 * GST_SECOND));
+            // The first frame waits for the peer's start (slow under TCG).
+            MiniObjectPtr<GstSample> s(
+                gst_app_sink_try_pull_sample(out, (n == 0 ? 60 : 10) * GST_SECOND));
             ASSERT_TRUE(s) << "frame " << n << "; sender said:\n" << tx.output();
             GstBuffer* b = gst_sample_get_buffer(s.get());
             ASSERT_EQ(GST_BUFFER_OFFSET(b), guint64(n));
@@ -191,7 +193,7 @@ TEST_F(GstIpcProcess, ReceiverInGstLaunch_ChecksumsMatchAndNothingIsHeldAfterIt)
             g_object_get(sink, "sent", &v, nullptr);
             return v;
         };
-        ASSERT_TRUE(eventually([&] { return sent_count() >= guint64(kFrames / 10); }, 30s))
+        ASSERT_TRUE(eventually([&] { return sent_count() >= guint64(kFrames / 10); }, 60s))
             << rx.output();
         fd_early = rx.fd_count();
         ASSERT_TRUE(eventually([&] { return sent_count() >= guint64(kFrames * 9 / 10); }, 60s))
@@ -432,7 +434,7 @@ TEST_F(GstIpcProcess, VividDmaBufsReachTheReceiverWithTheSendersInodes)
                 sender.insert(di);
             return true;
         },
-        30s))
+        60s))
         << tx.output();
     auto m = rx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR), 60s);
     ASSERT_TRUE(m);
