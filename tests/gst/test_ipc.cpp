@@ -525,10 +525,11 @@ TEST_F(GstIpc, ASlowReceiverDropsFramesAndALeavingOneFreesWhatItHeld)
         SocketDir dir;
         // A bounded pool: if the sink kept buffers for the stalled receiver beyond max-pending
         // the source would block and never reach EOS.
-        Pipeline tx(
-            "tensortestsrc num-buffers=200 min-buffers=4 max-buffers=4 ! " +
-            std::string(kSmallNv12) +
-            " ! tensoripcsink name=sink max-pending=2 sync=false socket-path=" + dir.path());
+        Pipeline tx("tensortestsrc num-buffers=200 min-buffers=4 max-buffers=4 ! " +
+                    std::string(kSmallNv12) +
+                    " ! tensoripcsink name=sink max-pending=2 sync=false wait-for-connection=true "
+                    "socket-path=" +
+                    dir.path());
         // The receiver never pulls: its appsink holds one buffer, its queue the rest.
         Pipeline rx("tensoripcsrc socket-path=" + dir.path() +
                     " ! appsink name=out sync=false max-buffers=1 enable-last-sample=false");
