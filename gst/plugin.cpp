@@ -5,6 +5,8 @@
 
 #include "elements/gsttensorconvert.h"
 #include "elements/gsttensorimport.h"
+#include "elements/gsttensoripcsink.h"
+#include "elements/gsttensoripcsrc.h"
 #include "elements/gsttensortestsrc.h"
 
 #include <gst/edgetensor/edgetensor.h>
@@ -17,6 +19,8 @@ static gboolean plugin_init(GstPlugin* plugin)
     ok |= GST_ELEMENT_REGISTER(tensortestsrc, plugin);
     ok |= GST_ELEMENT_REGISTER(tensorconvert, plugin);
     ok |= GST_ELEMENT_REGISTER(tensorimport, plugin);
+    ok |= GST_ELEMENT_REGISTER(tensoripcsink, plugin);
+    ok |= GST_ELEMENT_REGISTER(tensoripcsrc, plugin);
     return ok;
 }
 

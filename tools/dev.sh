@@ -9,6 +9,7 @@
 #                        suite (unit, gst, vm, ...)
 #   tools/dev.sh asan    build build-asan/ with AddressSanitizer + UBSan, run the unit suites
 #   tools/dev.sh tsan    build build-tsan/ with ThreadSanitizer, run the concurrency tests
+#   tools/dev.sh fuzz    build build-fuzz/ with clang-14 (libFuzzer, ASan+UBSan), bounded runs
 #   tools/dev.sh deps    only install the Debian packages in tools/debian-packages.txt
 #
 # Each verb builds in a directory of its own and sets every option its build depends on, so the
@@ -55,8 +56,8 @@ install_deps() {
         "${missing[@]}" >/dev/null
 }
 
-# setup DIR [meson args...]: configure (or reconfigure) a build directory.
-setup() {
+# meson_setup_only DIR [meson args...]: configure (or reconfigure) without building.
+meson_setup_only() {
     local dir=$1
     shift
     if [ -f "$dir/build.ninja" ]; then
@@ -64,8 +65,13 @@ setup() {
     else
         meson setup "$dir" --wrap-mode=nodownload "$@" ${MESON_ARGS:-} >/dev/null
     fi
-    log "building in $dir"
-    meson compile -C "$dir"
+}
+
+# setup DIR [meson args...]: configure (or reconfigure) a build directory and build it.
+setup() {
+    meson_setup_only "$@"
+    log "building in $1"
+    meson compile -C "$1"
 }
 
 # summary DIR: the closing line, from meson's machine-readable test log.
@@ -144,8 +150,22 @@ tsan)
         -Dbenchmarks=disabled -Dintrospection=disabled
     TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --suite tsan --timeout-multiplier 4
     ;;
+fuzz)
+    install_deps
+    dir=${BUILD_DIR:-build-fuzz}
+    # Only the fuzz suite's targets: libFuzzer needs clang, and the rest of the tree is
+    # covered by the other lanes.
+    CC=clang-14 CXX=clang++-14 meson_setup_only "$dir" -Dwerror=true \
+        -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+        -Dbenchmarks=disabled -Dvm_lane=disabled -Dintrospection=disabled
+    log "building the fuzz targets in $dir"
+    meson compile -C "$dir" fuzz_from_desc_libfuzzer fuzz_ipc_message_libfuzzer \
+        test_fuzz_from_desc test_fuzz_ipc_message
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        run_tests "$dir" --no-rebuild --suite fuzz --timeout-multiplier 4
+    ;;
 *)
-    sed -n '4,21p' "$0" >&2
+    sed -n '4,23p' "$0" >&2
     exit 2
     ;;
 esac

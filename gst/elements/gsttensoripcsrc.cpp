@@ -1,0 +1,1034 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsrc: frames from a tensoripcsink in another process, imported without a copy.
+// Every record from the socket is untrusted: the protocol module (lib/tensor/src/ipc) parses
+// and checks it, this element checks it against the caps, and whatever fails is dropped with
+// its fds closed and the reason logged and counted.
+
+// The launch lines below are one line each, so they can be pasted: keep the formatter off.
+// clang-format off
+/**
+ * SECTION:element-tensoripcsrc
+ * @title: tensoripcsrc
+ * @see_also: tensoripcsink, shmsrc
+ *
+ * Connects to a tensoripcsink (#GstTensorIpcSrc:socket-path), waiting up to
+ * #GstTensorIpcSrc:timeout for it to appear, and pushes the sender's buffers: its caps, its
+ * timestamps, and its DMA-BUF or memfd fds themselves, wrapped as dmabuf or fd memory. Every
+ * buffer is imported through a #GstEdgeTensorImportCache keyed by the kernel's inode of each
+ * fd, so a remote buffer keeps one BufferIdentity (and one import) across frames although it
+ * arrives as a new fd every time, and carries a #GstEdgeTensorMeta describing it. When
+ * downstream drops the last memory of a frame, the frame is released back to the sender.
+ *
+ * Nothing the sender sends is trusted: a message of the wrong version, truncated, oversized,
+ * with the wrong fd count, an fd that is neither a DMA-BUF nor a sealed memfd, or shapes and
+ * strides beyond the buffer is dropped, its fds closed, the reason logged and counted in
+ * #GstTensorIpcSrc:rejected; with #GstTensorIpcSrc:on-invalid=error it stops the stream
+ * instead. #GstTensorIpcSrc:allowed-uid refuses a sink of another user (SO_PEERCRED).
+ *
+ * When the sender goes away without EOS (it stopped, crashed, was killed),
+ * #GstTensorIpcSrc:on-disconnect decides: EOS (default) or an element error; never a hang.
+ * Like shmsrc the element is not live unless #GstTensorIpcSrc:is-live is set; with
+ * do-timestamp=true the buffers get this pipeline's running time instead of the sender's
+ * timestamps.
+ *
+ * ## Example launch lines
+ *
+ * Receive and convert for a model:
+ * |[
+ * gst-launch-1.0 tensoripcsrc socket-path=/tmp/cam.sock ! tensorconvert width=640 height=640 ! fakesink
+ * ]|
+ *
+ * Receive live, timestamped here:
+ * |[
+ * gst-launch-1.0 tensoripcsrc socket-path=/tmp/cam.sock is-live=true do-timestamp=true ! fakesink
+ * ]|
+ */
+// clang-format on
+
+#include "gsttensoripcsrc.h"
+
+#include "glib_raii.hpp"
+#include "internal.hpp"
+#include "ipc_socket.hpp"
+#include "ipc_wire.hpp"
+
+#include <gst/allocators/allocators.h>
+#include <gst/edgetensor/edgetensor.h>
+#include <gst/video/video.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+GST_DEBUG_CATEGORY_STATIC(gst_tensor_ipc_src_debug);
+#define GST_CAT_DEFAULT gst_tensor_ipc_src_debug
+
+namespace
+{
+
+namespace eg = edgetensor::gst;
+namespace ipc = edgetensor::ipc;
+using edgetensor::UniqueFd;
+
+constexpr guint64 DEFAULT_TIMEOUT = 10 * GST_SECOND;
+constexpr gboolean DEFAULT_IS_LIVE = FALSE;
+constexpr gint DEFAULT_ALLOWED_UID = -1;
+constexpr guint DEFAULT_CACHE_SIZE = GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE;
+constexpr GstTensorIpcSrcOnDisconnect DEFAULT_ON_DISCONNECT = GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS;
+constexpr GstTensorIpcSrcOnInvalid DEFAULT_ON_INVALID = GST_TENSOR_IPC_SRC_ON_INVALID_DROP;
+constexpr auto kRetryInterval = std::chrono::milliseconds(20);
+// Element warnings for rejected messages: the first, then one per this many (all are logged).
+constexpr guint64 kWarnEvery = 100;
+
+enum {
+    PROP_0,
+    PROP_SOCKET_PATH,
+    PROP_TIMEOUT,
+    PROP_IS_LIVE,
+    PROP_ALLOWED_UID,
+    PROP_ON_DISCONNECT,
+    PROP_ON_INVALID,
+    PROP_CACHE_SIZE,
+    PROP_RECEIVED,
+    PROP_REJECTED,
+    PROP_STATS,
+};
+
+#define TEMPLATE_CAPS                                                                              \
+    "video/x-raw; video/x-raw(memory:DMABuf); "                                                    \
+    "other/tensors, num_tensors = (int) 1, format = (string) static"
+
+GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(TEMPLATE_CAPS));
+
+struct CacheFree {
+    void operator()(GstEdgeTensorImportCache* c) const noexcept
+    {
+        gst_edge_tensor_import_cache_free(c);
+    }
+};
+
+// The socket, shared with the frames in flight: a frame dropped downstream (on any thread)
+// sends its release through it, even after the element moved on to another connection.
+class Connection
+{
+public:
+    explicit Connection(UniqueFd fd) : fd_(std::move(fd)) {}
+
+    int fd() const noexcept { return fd_.get(); }
+
+    void release(guint64 seq) noexcept
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!fd_)
+            return;
+        try {
+            unsent_.push_back(seq);
+        } catch (...) {
+            return;
+        }
+        flush_locked();
+    }
+
+    // Sends what could not be sent before (the socket was full).
+    void flush() noexcept
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        flush_locked();
+    }
+
+    // The element is done with this connection; releases after this are dropped (the sink
+    // frees everything it held for us when the socket closes).
+    void close() noexcept
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        fd_.reset();
+        unsent_.clear();
+    }
+
+private:
+    void flush_locked() noexcept
+    {
+        while (fd_ && !unsent_.empty()) {
+            const size_t n = std::min<size_t>(unsent_.size(), ipc::kMaxReleases);
+            auto msg = ipc::encode_release(std::span(unsent_.data(), n));
+            if (!msg)
+                return;
+            auto r = ipc::send_record(fd_.get(), *msg);
+            if (!r) {
+                if (r.error().sys_errno() != EAGAIN && r.error().sys_errno() != ENOBUFS)
+                    unsent_.clear(); // the sink is gone, and with it what it held for us
+                return;
+            }
+            unsent_.erase(unsent_.begin(), unsent_.begin() + ptrdiff_t(n));
+        }
+    }
+
+    std::mutex mu_;
+    UniqueFd fd_;
+    std::vector<guint64> unsent_;
+};
+
+// Sends the release of one frame when the last memory of it dies.
+struct FrameRelease {
+    std::shared_ptr<Connection> conn;
+    guint64 seq = 0;
+    ~FrameRelease()
+    {
+        if (conn)
+            conn->release(seq);
+    }
+};
+using FrameReleasePtr = std::shared_ptr<FrameRelease>;
+
+GQuark release_quark()
+{
+    static GQuark q = g_quark_from_static_string("GstTensorIpcSrc.release");
+    return q;
+}
+
+void free_release(gpointer p)
+{
+    delete static_cast<FrameReleasePtr*>(p);
+}
+
+struct Settings {
+    std::string socket_path;
+    guint64 timeout = DEFAULT_TIMEOUT;
+    gboolean is_live = DEFAULT_IS_LIVE;
+    gint allowed_uid = DEFAULT_ALLOWED_UID;
+    GstTensorIpcSrcOnDisconnect on_disconnect = DEFAULT_ON_DISCONNECT;
+    GstTensorIpcSrcOnInvalid on_invalid = DEFAULT_ON_INVALID;
+    guint cache_size = DEFAULT_CACHE_SIZE;
+};
+
+struct Streaming {
+    std::shared_ptr<Connection> conn;
+    bool eos = false;
+    eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
+    guint32 caps_seq = 0;
+    bool caps_pushed = false;
+    bool video = false;
+    GstVideoInfo vinfo{};
+    eg::TensorCaps tensor;
+    guint64 sink_pid = 0;
+    std::string last_rejection;
+};
+
+// One C++ state object per element: settings under the object lock; streaming state is
+// touched by the streaming thread only (and by start/stop when it is not running), with
+// `flushing` and the wake pipe as the only cross-thread signals.
+struct State {
+    Settings settings;
+    std::mutex mu;
+    Streaming streaming;
+    std::unique_ptr<GstEdgeTensorImportCache, CacheFree> cache{
+        gst_edge_tensor_import_cache_new(DEFAULT_CACHE_SIZE)};
+    eg::GstObjectPtr<GstAllocator> dmabuf_alloc{gst_dmabuf_allocator_new()};
+    eg::GstObjectPtr<GstAllocator> fd_alloc{gst_fd_allocator_new()};
+    UniqueFd wake_r, wake_w;
+    std::atomic<bool> flushing{false};
+    std::atomic<guint64> received{0};
+    std::atomic<guint64> rejected{0};
+};
+
+} // namespace
+
+struct _GstTensorIpcSrc {
+    GstPushSrc parent;
+    State* state;
+};
+
+G_DEFINE_TYPE(GstTensorIpcSrc, gst_tensor_ipc_src, GST_TYPE_PUSH_SRC)
+GST_ELEMENT_REGISTER_DEFINE(tensoripcsrc, "tensoripcsrc", GST_RANK_NONE, GST_TYPE_TENSOR_IPC_SRC)
+
+GType gst_tensor_ipc_src_on_disconnect_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS, "End the stream (EOS)", "eos"},
+        {GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR, "Post an element error", "error"},
+        {0, nullptr, nullptr},
+    };
+    if (g_once_init_enter(&type)) {
+        GType t = g_enum_register_static("GstTensorIpcSrcOnDisconnect", values);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
+
+GType gst_tensor_ipc_src_on_invalid_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_IPC_SRC_ON_INVALID_DROP,
+         "Drop the message (fds closed, reason logged and counted) and go on", "drop"},
+        {GST_TENSOR_IPC_SRC_ON_INVALID_ERROR, "Post an element error", "error"},
+        {0, nullptr, nullptr},
+    };
+    if (g_once_init_enter(&type)) {
+        GType t = g_enum_register_static("GstTensorIpcSrcOnInvalid", values);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
+
+namespace
+{
+
+State& state_of(gpointer self)
+{
+    return *GST_TENSOR_IPC_SRC(self)->state;
+}
+
+Settings settings_of(GstTensorIpcSrc* self)
+{
+    eg::ObjectLockGuard lock(self);
+    return state_of(self).settings;
+}
+
+void drain_wake(State& st)
+{
+    char buf[64];
+    while (::read(st.wake_r.get(), buf, sizeof(buf)) > 0) {
+    }
+}
+
+// Waits for `fd` to be readable or the element to be woken. Returns false when flushing.
+bool wait_readable(State& st, int fd, int timeout_ms)
+{
+    pollfd fds[2] = {{st.wake_r.get(), POLLIN, 0}, {fd, POLLIN, 0}};
+    const int n = ::poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
+    if (n > 0 && fds[0].revents)
+        drain_wake(st);
+    return !st.flushing.load();
+}
+
+GstStructure* make_stats(GstTensorIpcSrc* self)
+{
+    State& st = state_of(self);
+    GstStructure* s = gst_edge_tensor_import_cache_get_stats(st.cache.get());
+    std::string last;
+    guint64 pid;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        last = st.streaming.last_rejection;
+        pid = st.streaming.sink_pid;
+    }
+    gst_structure_set(s, "received", G_TYPE_UINT64, st.received.load(), "rejected", G_TYPE_UINT64,
+                      st.rejected.load(), "last-rejection", G_TYPE_STRING, last.c_str(), "sink-pid",
+                      G_TYPE_UINT64, pid, nullptr);
+    return s;
+}
+
+// A message was refused: count, log, and either go on (drop) or stop (error).
+GstFlowReturn reject(GstTensorIpcSrc* self, const std::string& why)
+{
+    State& st = state_of(self);
+    const guint64 n = ++st.rejected;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        st.streaming.last_rejection = why;
+    }
+    GST_WARNING_OBJECT(self, "dropping a message from the sender: %s", why.c_str());
+    if (settings_of(self).on_invalid == GST_TENSOR_IPC_SRC_ON_INVALID_ERROR) {
+        GST_ELEMENT_ERROR(self, STREAM, DECODE,
+                          ("Invalid message from the sender: %s", why.c_str()),
+                          ("on-invalid=error"));
+        return GST_FLOW_ERROR;
+    }
+    if (n == 1 || n % kWarnEvery == 0)
+        GST_ELEMENT_WARNING(self, STREAM, DECODE,
+                            ("Dropped an invalid message from the sender (%" G_GUINT64_FORMAT
+                             " so far): %s",
+                             n, why.c_str()),
+                            ("every rejection is logged at WARNING level and counted in "
+                             "\"rejected\""));
+    return GST_FLOW_OK;
+}
+
+GstFlowReturn connect_impl(GstTensorIpcSrc* self)
+{
+    State& st = state_of(self);
+    const Settings s = settings_of(self);
+    if (s.socket_path.empty()) {
+        GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No socket-path is set."),
+                          ("set socket-path to the path tensoripcsink listens on"));
+        return GST_FLOW_ERROR;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    bool logged = false;
+    for (;;) {
+        if (st.flushing)
+            return GST_FLOW_FLUSHING;
+        auto fd = ipc::connect_to(s.socket_path);
+        if (fd) {
+            auto cred = ipc::peer_credentials(fd->get());
+            if (!cred) {
+                GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot identify the sender."),
+                                  ("%s", cred.error().message().c_str()));
+                return GST_FLOW_ERROR;
+            }
+            if (s.allowed_uid >= 0 && cred->uid != uid_t(s.allowed_uid)) {
+                GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                                  ("The sink on \"%s\" runs as uid %u; allowed-uid is %d.",
+                                   s.socket_path.c_str(), guint(cred->uid), s.allowed_uid),
+                                  ("sink pid %d", int(cred->pid)));
+                return GST_FLOW_ERROR;
+            }
+            GST_INFO_OBJECT(self, "connected to %s (pid %d, uid %u)", s.socket_path.c_str(),
+                            int(cred->pid), guint(cred->uid));
+            std::lock_guard<std::mutex> lock(st.mu);
+            st.streaming.conn = std::make_shared<Connection>(std::move(*fd));
+            st.streaming.eos = false;
+            st.streaming.sink_pid = guint64(cred->pid);
+            return GST_FLOW_OK;
+        }
+        const int err = fd.error().sys_errno();
+        if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN) {
+            GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                              ("Cannot connect to \"%s\": %s", s.socket_path.c_str(),
+                               fd.error().message().c_str()),
+                              (nullptr));
+            return GST_FLOW_ERROR;
+        }
+        const auto waited = std::chrono::steady_clock::now() - t0;
+        if (s.timeout > 0 && waited >= std::chrono::nanoseconds(s.timeout)) {
+            GST_ELEMENT_ERROR(
+                self, RESOURCE, OPEN_READ,
+                ("No tensoripcsink listens on \"%s\" (waited %.1f s).", s.socket_path.c_str(),
+                 double(s.timeout) / GST_SECOND),
+                ("%s; raise timeout (0 waits forever)", fd.error().message().c_str()));
+            return GST_FLOW_ERROR;
+        }
+        if (!logged) {
+            GST_INFO_OBJECT(self, "waiting for a sink on %s", s.socket_path.c_str());
+            logged = true;
+        }
+        if (!wait_readable(st, -1, int(kRetryInterval.count())))
+            return GST_FLOW_FLUSHING;
+    }
+}
+
+// The sender is gone: EOS or error, as configured.
+GstFlowReturn sender_gone(GstTensorIpcSrc* self, const std::string& why)
+{
+    State& st = state_of(self);
+    std::shared_ptr<Connection> conn;
+    bool eos;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        conn = std::move(st.streaming.conn);
+        eos = st.streaming.eos;
+    }
+    if (conn)
+        conn->close();
+    if (eos)
+        return GST_FLOW_EOS;
+    const std::string path = settings_of(self).socket_path;
+    if (settings_of(self).on_disconnect == GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR) {
+        GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                          ("The sender on \"%s\" went away without EOS.", path.c_str()),
+                          ("%s", why.c_str()));
+        return GST_FLOW_ERROR;
+    }
+    GST_ELEMENT_WARNING(
+        self, RESOURCE, READ,
+        ("The sender on \"%s\" went away without EOS; ending the stream.", path.c_str()),
+        ("%s", why.c_str()));
+    return GST_FLOW_EOS;
+}
+
+GstFlowReturn handle_caps(GstTensorIpcSrc* self, ipc::Message& msg)
+{
+    State& st = state_of(self);
+    eg::MiniObjectPtr<GstCaps> caps(gst_caps_from_string(msg.caps.c_str()));
+    if (!caps || gst_caps_get_size(caps.get()) != 1 || !gst_caps_is_fixed(caps.get()))
+        return reject(self, "CAPS \"" + msg.caps.substr(0, 200) + "\" are not fixed caps");
+    eg::MiniObjectPtr<GstCaps> templ(gst_static_pad_template_get_caps(&src_template));
+    if (!gst_caps_is_subset(caps.get(), templ.get()))
+        return reject(self, "CAPS \"" + msg.caps.substr(0, 200) +
+                                "\" are not caps this "
+                                "element produces");
+    const bool video = gst_structure_has_name(gst_caps_get_structure(caps.get(), 0), "video/x-raw");
+    GstVideoInfo vinfo;
+    gst_video_info_init(&vinfo);
+    eg::TensorCaps tensor;
+    if (video) {
+        if (!gst_video_info_from_caps(&vinfo, caps.get()))
+            return reject(self, "cannot parse video CAPS \"" + msg.caps.substr(0, 200) + "\"");
+    } else {
+        auto t = eg::parse_tensor_caps(gst_caps_get_structure(caps.get(), 0));
+        if (!t)
+            return reject(self, "CAPS: " + t.error().message());
+        tensor = *t;
+    }
+    if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), caps.get()))
+        return reject(self, "the import cache cannot use CAPS \"" + msg.caps.substr(0, 200) + "\"");
+    std::lock_guard<std::mutex> lock(st.mu);
+    Streaming& s = st.streaming;
+    s.caps_pushed = s.caps && gst_caps_is_equal(s.caps.get(), caps.get()) && s.caps_pushed;
+    s.caps = std::move(caps);
+    s.caps_seq = msg.caps_seq;
+    s.video = video;
+    s.vinfo = vinfo;
+    s.tensor = tensor;
+    GST_DEBUG_OBJECT(self, "sender caps %u: %s", msg.caps_seq, msg.caps.c_str());
+    return GST_FLOW_OK;
+}
+
+// Whether the frame's layout fits its memories, for the caps in force.
+std::string check_layout(const Streaming& s, const ipc::Frame& f)
+{
+    const guint64 total = f.total_size();
+    if (!s.video) {
+        guint64 bytes = edgetensor::dtype_size(s.tensor.dtype);
+        for (size_t d : s.tensor.shape)
+            bytes *= d;
+        if (total < bytes)
+            return "the frame has " + std::to_string(total) + " bytes, the caps need " +
+                   std::to_string(bytes);
+        return {};
+    }
+    const GstVideoInfo& vi = s.vinfo;
+    const guint n = GST_VIDEO_INFO_N_PLANES(&vi);
+    if (f.head.n_planes == 0) {
+        if (total < GST_VIDEO_INFO_SIZE(&vi))
+            return "the frame has " + std::to_string(total) + " bytes, the caps need " +
+                   std::to_string(GST_VIDEO_INFO_SIZE(&vi));
+        return {};
+    }
+    if (f.head.n_planes != n)
+        return "the frame has " + std::to_string(f.head.n_planes) + " planes, " +
+               gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&vi)) + " has " + std::to_string(n);
+    for (guint p = 0; p < n; ++p) {
+        gint comp[GST_VIDEO_MAX_COMPONENTS];
+        gst_video_format_info_component(vi.finfo, p, comp);
+        const gint c = comp[0] >= 0 ? comp[0] : 0;
+        const guint64 row = guint64(GST_VIDEO_INFO_COMP_PSTRIDE(&vi, c)) *
+                            guint64(GST_VIDEO_INFO_COMP_WIDTH(&vi, c));
+        const guint64 rows = guint64(GST_VIDEO_INFO_COMP_HEIGHT(&vi, c));
+        const guint64 stride = guint64(f.head.plane_stride[p]);
+        if (stride < row)
+            return "plane " + std::to_string(p) + " stride " + std::to_string(stride) +
+                   " is shorter than its " + std::to_string(row) + "-byte rows";
+        const guint64 end = f.head.plane_offset[p] + stride * (rows - 1) + row;
+        if (end > total)
+            return "plane " + std::to_string(p) + " ends at byte " + std::to_string(end) +
+                   ", beyond the frame's " + std::to_string(total) + " bytes";
+    }
+    return {};
+}
+
+GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Message& msg, GstBuffer** out)
+{
+    State& st = state_of(self);
+    ipc::Frame& f = msg.frame;
+    auto release = std::make_shared<FrameRelease>();
+    Streaming snapshot;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        release->conn = st.streaming.conn;
+        release->seq = f.head.seq;
+        snapshot.caps.reset(st.streaming.caps ? gst_caps_ref(st.streaming.caps.get()) : nullptr);
+        snapshot.caps_seq = st.streaming.caps_seq;
+        snapshot.video = st.streaming.video;
+        snapshot.vinfo = st.streaming.vinfo;
+        snapshot.tensor = st.streaming.tensor;
+    }
+    // From here on, every early return releases the frame (the token dies) and closes its fds.
+    if (!snapshot.caps || f.head.caps_seq != snapshot.caps_seq)
+        return reject(self, "FRAME " + std::to_string(f.head.seq) + " for caps " +
+                                std::to_string(f.head.caps_seq) + " before those caps");
+    if (auto r = ipc::check_frame_fds(f); !r)
+        return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + r.error().message());
+    if (const std::string why = check_layout(snapshot, f); !why.empty())
+        return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + why);
+
+    eg::MiniObjectPtr<GstBuffer> buf(gst_buffer_new());
+    for (guint32 i = 0; i < f.head.n_memories; ++i) {
+        const ipc::MemoryRecord& r = f.memories[i];
+        const bool dma = r.desc.kind == EDGETENSOR_KIND_DMABUF;
+        GstMemory* mem =
+            dma ? gst_dmabuf_allocator_alloc(st.dmabuf_alloc.get(), f.fds[i].get(), r.maxsize)
+                : gst_fd_allocator_alloc(st.fd_alloc.get(), f.fds[i].get(), r.maxsize,
+                                         GST_FD_MEMORY_FLAG_NONE);
+        if (!mem)
+            return reject(self, "cannot wrap memory " + std::to_string(i) + " of FRAME " +
+                                    std::to_string(f.head.seq));
+        f.fds[i].release(); // the memory owns it now
+        gst_memory_resize(mem, gssize(r.offset), gsize(r.size));
+        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), release_quark(),
+                                  new FrameReleasePtr(release), free_release);
+        gst_buffer_append_memory(buf.get(), mem);
+    }
+    release.reset(); // the memories hold it now
+    if (snapshot.video && f.head.n_planes > 0) {
+        gsize offsets[GST_VIDEO_MAX_PLANES] = {};
+        gint strides[GST_VIDEO_MAX_PLANES] = {};
+        for (guint p = 0; p < f.head.n_planes; ++p) {
+            offsets[p] = gsize(f.head.plane_offset[p]);
+            strides[p] = f.head.plane_stride[p];
+        }
+        gst_buffer_add_video_meta_full(
+            buf.get(), GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&snapshot.vinfo),
+            GST_VIDEO_INFO_WIDTH(&snapshot.vinfo), GST_VIDEO_INFO_HEIGHT(&snapshot.vinfo),
+            f.head.n_planes, offsets, strides);
+    }
+    GstEdgeTensorImportResult result = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
+    gchar* why_c = nullptr;
+    GstEdgeTensorMeta* meta =
+        gst_edge_tensor_import_cache_attach_meta(st.cache.get(), buf.get(), &result, &why_c);
+    eg::GCharPtr why(why_c);
+    if (!meta)
+        return reject(self, "FRAME " + std::to_string(f.head.seq) +
+                                " cannot be imported: " + (why ? why.get() : "unknown reason"));
+    GST_BUFFER_PTS(buf.get()) = f.head.pts;
+    GST_BUFFER_DTS(buf.get()) = f.head.dts;
+    GST_BUFFER_DURATION(buf.get()) = f.head.duration;
+    GST_BUFFER_OFFSET(buf.get()) = f.head.offset;
+    GST_BUFFER_OFFSET_END(buf.get()) = f.head.offset_end;
+    GST_BUFFER_FLAG_SET(buf.get(),
+                        f.head.flags & (GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_RESYNC |
+                                        GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DROPPABLE |
+                                        GST_BUFFER_FLAG_DELTA_UNIT | GST_BUFFER_FLAG_HEADER |
+                                        GST_BUFFER_FLAG_MARKER));
+    if (gst_base_src_get_do_timestamp(GST_BASE_SRC(self))) {
+        // GstBaseSrc stamps buffers without timestamps with the running time.
+        GST_BUFFER_PTS(buf.get()) = GST_CLOCK_TIME_NONE;
+        GST_BUFFER_DTS(buf.get()) = GST_CLOCK_TIME_NONE;
+    }
+    GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT ": %s, tensor %" G_GUINT64_FORMAT, f.head.seq,
+                   result == GST_EDGE_TENSOR_IMPORT_HIT ? "hit" : "miss", meta->identity);
+
+    bool push_caps = false;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        push_caps = !st.streaming.caps_pushed;
+        st.streaming.caps_pushed = true;
+    }
+    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), snapshot.caps.get())) {
+        {
+            std::lock_guard<std::mutex> lock(st.mu);
+            st.streaming.caps_pushed = false;
+        }
+        GST_ELEMENT_ERROR(
+            self, CORE, NEGOTIATION,
+            ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, snapshot.caps.get()),
+            (nullptr));
+        return GST_FLOW_NOT_NEGOTIATED;
+    }
+    st.received++;
+    *out = buf.release();
+    return GST_FLOW_OK;
+}
+
+GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
+{
+    State& st = state_of(self);
+    for (;;) {
+        if (st.flushing)
+            return GST_FLOW_FLUSHING;
+        std::shared_ptr<Connection> conn;
+        {
+            std::lock_guard<std::mutex> lock(st.mu);
+            conn = st.streaming.conn;
+        }
+        if (!conn) {
+            const GstFlowReturn ret = connect_impl(self);
+            if (ret != GST_FLOW_OK)
+                return ret;
+            continue;
+        }
+        conn->flush();
+        if (!wait_readable(st, conn->fd(), -1))
+            return GST_FLOW_FLUSHING;
+        auto rec = ipc::receive_record(conn->fd());
+        if (!rec) {
+            if (rec.error().sys_errno() == EAGAIN)
+                continue;
+            return sender_gone(self, rec.error().message());
+        }
+        if (rec->eof)
+            return sender_gone(self, "the socket was closed");
+        auto msg = ipc::parse(rec->bytes, std::move(rec->fds), rec->truncated);
+        if (!msg) {
+            const GstFlowReturn ret = reject(self, msg.error().message());
+            if (ret != GST_FLOW_OK)
+                return ret;
+            continue;
+        }
+        GstFlowReturn ret = GST_FLOW_OK;
+        switch (msg->type) {
+        case ipc::MsgType::Hello: {
+            std::lock_guard<std::mutex> lock(st.mu);
+            GST_DEBUG_OBJECT(self, "sink pid %" G_GUINT64_FORMAT " lets us hold %u frames",
+                             msg->hello.sink_pid, msg->hello.max_pending);
+            break;
+        }
+        case ipc::MsgType::Caps:
+            ret = handle_caps(self, *msg);
+            break;
+        case ipc::MsgType::Frame:
+            ret = handle_frame(self, *msg, out);
+            if (ret == GST_FLOW_OK && *out)
+                return GST_FLOW_OK;
+            break;
+        case ipc::MsgType::Eos: {
+            {
+                std::lock_guard<std::mutex> lock(st.mu);
+                st.streaming.eos = true;
+            }
+            GST_INFO_OBJECT(self, "the sender sent EOS");
+            return GST_FLOW_EOS;
+        }
+        case ipc::MsgType::Release:
+            ret = reject(self, "a sink does not send RELEASE");
+            break;
+        }
+        if (ret != GST_FLOW_OK)
+            return ret;
+    }
+}
+
+// ---- GObject -------------------------------------------------------------------------------
+
+void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValue* value,
+                                     GParamSpec* pspec)
+{
+    auto* self = GST_TENSOR_IPC_SRC(object);
+    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
+        return;
+    State& st = state_of(self);
+    switch (prop_id) {
+    case PROP_SOCKET_PATH: {
+        eg::ObjectLockGuard lock(self);
+        const gchar* s = g_value_get_string(value);
+        st.settings.socket_path = s ? s : "";
+        break;
+    }
+    case PROP_TIMEOUT: {
+        eg::ObjectLockGuard lock(self);
+        st.settings.timeout = g_value_get_uint64(value);
+        break;
+    }
+    case PROP_IS_LIVE: {
+        const gboolean live = g_value_get_boolean(value);
+        {
+            eg::ObjectLockGuard lock(self);
+            st.settings.is_live = live;
+        }
+        gst_base_src_set_live(GST_BASE_SRC(self), live);
+        break;
+    }
+    case PROP_ALLOWED_UID: {
+        eg::ObjectLockGuard lock(self);
+        st.settings.allowed_uid = g_value_get_int(value);
+        break;
+    }
+    case PROP_ON_DISCONNECT: {
+        eg::ObjectLockGuard lock(self);
+        st.settings.on_disconnect = GstTensorIpcSrcOnDisconnect(g_value_get_enum(value));
+        break;
+    }
+    case PROP_ON_INVALID: {
+        eg::ObjectLockGuard lock(self);
+        st.settings.on_invalid = GstTensorIpcSrcOnInvalid(g_value_get_enum(value));
+        break;
+    }
+    case PROP_CACHE_SIZE: {
+        const guint n = g_value_get_uint(value);
+        {
+            eg::ObjectLockGuard lock(self);
+            st.settings.cache_size = n;
+        }
+        if (st.cache)
+            gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), n);
+        break;
+    }
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        break;
+    }
+}
+
+void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* value,
+                                     GParamSpec* pspec)
+{
+    auto* self = GST_TENSOR_IPC_SRC(object);
+    State& st = state_of(self);
+    switch (prop_id) {
+    case PROP_SOCKET_PATH: {
+        eg::ObjectLockGuard lock(self);
+        g_value_set_string(
+            value, st.settings.socket_path.empty() ? nullptr : st.settings.socket_path.c_str());
+        break;
+    }
+    case PROP_TIMEOUT: {
+        eg::ObjectLockGuard lock(self);
+        g_value_set_uint64(value, st.settings.timeout);
+        break;
+    }
+    case PROP_IS_LIVE: {
+        eg::ObjectLockGuard lock(self);
+        g_value_set_boolean(value, st.settings.is_live);
+        break;
+    }
+    case PROP_ALLOWED_UID: {
+        eg::ObjectLockGuard lock(self);
+        g_value_set_int(value, st.settings.allowed_uid);
+        break;
+    }
+    case PROP_ON_DISCONNECT: {
+        eg::ObjectLockGuard lock(self);
+        g_value_set_enum(value, st.settings.on_disconnect);
+        break;
+    }
+    case PROP_ON_INVALID: {
+        eg::ObjectLockGuard lock(self);
+        g_value_set_enum(value, st.settings.on_invalid);
+        break;
+    }
+    case PROP_CACHE_SIZE: {
+        eg::ObjectLockGuard lock(self);
+        g_value_set_uint(value, st.settings.cache_size);
+        break;
+    }
+    case PROP_RECEIVED:
+        g_value_set_uint64(value, st.received.load());
+        break;
+    case PROP_REJECTED:
+        g_value_set_uint64(value, st.rejected.load());
+        break;
+    case PROP_STATS:
+        if (st.cache)
+            g_value_take_boxed(value, make_stats(self));
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        break;
+    }
+}
+
+void gst_tensor_ipc_src_finalize(GObject* object)
+{
+    auto* self = GST_TENSOR_IPC_SRC(object);
+    delete self->state;
+    self->state = nullptr;
+    G_OBJECT_CLASS(gst_tensor_ipc_src_parent_class)->finalize(object);
+}
+
+// ---- GstBaseSrc ----------------------------------------------------------------------------
+
+gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
+{
+    auto* self = GST_TENSOR_IPC_SRC(src);
+    State& st = state_of(self);
+    if (!st.cache || !st.dmabuf_alloc || !st.fd_alloc) {
+        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Cannot create the import cache."),
+                          (nullptr));
+        return FALSE;
+    }
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot create a pipe: %s", g_strerror(errno)),
+                          (nullptr));
+        return FALSE;
+    }
+    st.wake_r.reset(p[0]);
+    st.wake_w.reset(p[1]);
+    st.flushing = false;
+    st.received = 0;
+    st.rejected = 0;
+    gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), settings_of(self).cache_size);
+    gst_edge_tensor_import_cache_reset_stats(st.cache.get());
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.streaming = Streaming{};
+    return TRUE;
+}
+
+gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
+{
+    auto* self = GST_TENSOR_IPC_SRC(src);
+    State& st = state_of(self);
+    std::shared_ptr<Connection> conn;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        conn = std::move(st.streaming.conn);
+        st.streaming = Streaming{};
+    }
+    // Frames still downstream keep the Connection object, not the socket.
+    if (conn)
+        conn->close();
+    gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
+    GstStructure* s = make_stats(self);
+    eg::GCharPtr str(gst_structure_to_string(s));
+    GST_INFO_OBJECT(self, "%s", str.get());
+    gst_structure_free(s);
+    st.wake_r.reset();
+    st.wake_w.reset();
+    return TRUE;
+}
+
+gboolean gst_tensor_ipc_src_unlock(GstBaseSrc* src)
+{
+    State& st = state_of(src);
+    st.flushing = true;
+    if (st.wake_w) {
+        const char c = 1;
+        [[maybe_unused]] ssize_t n = ::write(st.wake_w.get(), &c, 1);
+    }
+    return TRUE;
+}
+
+gboolean gst_tensor_ipc_src_unlock_stop(GstBaseSrc* src)
+{
+    State& st = state_of(src);
+    st.flushing = false;
+    if (st.wake_r)
+        drain_wake(st);
+    return TRUE;
+}
+
+gboolean gst_tensor_ipc_src_negotiate(GstBaseSrc* src)
+{
+    // The caps are the sender's: they are set when its first frame arrives (create()).
+    State& st = state_of(src);
+    eg::MiniObjectPtr<GstCaps> caps;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        if (!st.streaming.caps || !st.streaming.caps_pushed)
+            return TRUE;
+        caps.reset(gst_caps_ref(st.streaming.caps.get()));
+    }
+    return gst_base_src_set_caps(src, caps.get());
+}
+
+GstFlowReturn gst_tensor_ipc_src_create(GstPushSrc* psrc, GstBuffer** out)
+{
+    auto* self = GST_TENSOR_IPC_SRC(psrc);
+    *out = nullptr;
+    try {
+        return create_impl(self, out);
+    } catch (const std::exception& e) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
+    }
+    return GST_FLOW_ERROR;
+}
+
+} // namespace
+
+static void gst_tensor_ipc_src_class_init(GstTensorIpcSrcClass* klass)
+{
+    gst_edge_tensor_init();
+    GST_DEBUG_CATEGORY_INIT(gst_tensor_ipc_src_debug, "tensoripcsrc", 0,
+                            "edgetensor cross-process source (fd passing)");
+
+    GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+    GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+    GstBaseSrcClass* bs = GST_BASE_SRC_CLASS(klass);
+    GstPushSrcClass* ps = GST_PUSH_SRC_CLASS(klass);
+
+    gobject_class->set_property = gst_tensor_ipc_src_set_property;
+    gobject_class->get_property = gst_tensor_ipc_src_get_property;
+    gobject_class->finalize = gst_tensor_ipc_src_finalize;
+
+    const auto ready =
+        GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+    const auto ro = GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_property(
+        gobject_class, PROP_SOCKET_PATH,
+        g_param_spec_string("socket-path", "Socket path",
+                            "Path of the tensoripcsink socket to connect to (required)", nullptr,
+                            ready));
+    g_object_class_install_property(
+        gobject_class, PROP_TIMEOUT,
+        g_param_spec_uint64("timeout", "Timeout",
+                            "Nanoseconds to wait for a sink to listen on socket-path before an "
+                            "element error (0 = wait forever; default 10 s)",
+                            0, G_MAXUINT64, DEFAULT_TIMEOUT, ready));
+    g_object_class_install_property(
+        gobject_class, PROP_IS_LIVE,
+        g_param_spec_boolean("is-live", "Is live",
+                             "Act as a live source, as shmsrc is-live does (default false)",
+                             DEFAULT_IS_LIVE, ready));
+    g_object_class_install_property(
+        gobject_class, PROP_ALLOWED_UID,
+        g_param_spec_int("allowed-uid", "Allowed uid",
+                         "Only accept a sink running as this user id (SO_PEERCRED); -1 = any "
+                         "(-1 to 2147483647, default -1)",
+                         -1, G_MAXINT, DEFAULT_ALLOWED_UID, ready));
+    g_object_class_install_property(
+        gobject_class, PROP_ON_DISCONNECT,
+        g_param_spec_enum("on-disconnect", "On disconnect",
+                          "What to do when the sender goes away without EOS: eos (default) or "
+                          "error",
+                          GST_TYPE_TENSOR_IPC_SRC_ON_DISCONNECT, DEFAULT_ON_DISCONNECT, ready));
+    g_object_class_install_property(
+        gobject_class, PROP_ON_INVALID,
+        g_param_spec_enum("on-invalid", "On invalid",
+                          "What to do with an invalid message: drop it, closing its fds, "
+                          "logging and counting it (default), or error",
+                          GST_TYPE_TENSOR_IPC_SRC_ON_INVALID, DEFAULT_ON_INVALID, ready));
+    g_object_class_install_property(
+        gobject_class, PROP_CACHE_SIZE,
+        g_param_spec_uint(
+            "cache-size", "Cache size",
+            "Most remote buffers kept imported (least recently used evicted "
+            "first; 1 to 1024, default 32); at least the sender's pool size keeps "
+            "every identity stable",
+            1, GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE, DEFAULT_CACHE_SIZE,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
+    g_object_class_install_property(gobject_class, PROP_RECEIVED,
+                                    g_param_spec_uint64("received", "Received",
+                                                        "Frames received and pushed since start", 0,
+                                                        G_MAXUINT64, 0, ro));
+    g_object_class_install_property(
+        gobject_class, PROP_REJECTED,
+        g_param_spec_uint64("rejected", "Rejected",
+                            "Invalid messages dropped since start (each logged with its "
+                            "reason)",
+                            0, G_MAXUINT64, 0, ro));
+    g_object_class_install_property(
+        gobject_class, PROP_STATS,
+        g_param_spec_boxed("stats", "Statistics",
+                           "The import cache's edgetensor-stats (hits, misses, entries, inodes, "
+                           "...) plus received, rejected, last-rejection and sink-pid",
+                           GST_TYPE_STRUCTURE, ro));
+
+    gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_set_static_metadata(
+        element_class, "Tensor IPC source", "Source/Video",
+        "Receives DMA-BUF/memfd buffers from a tensoripcsink in another process without a "
+        "copy, one identity per remote buffer. Example: gst-launch-1.0 tensoripcsrc "
+        "socket-path=/tmp/cam.sock ! fakesink",
+        "edgetensor developers");
+
+    bs->start = gst_tensor_ipc_src_start;
+    bs->stop = gst_tensor_ipc_src_stop;
+    bs->unlock = gst_tensor_ipc_src_unlock;
+    bs->unlock_stop = gst_tensor_ipc_src_unlock_stop;
+    bs->negotiate = gst_tensor_ipc_src_negotiate;
+    ps->create = gst_tensor_ipc_src_create;
+
+    gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_IPC_SRC_ON_DISCONNECT, GstPluginAPIFlags(0));
+    gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_IPC_SRC_ON_INVALID, GstPluginAPIFlags(0));
+}
+
+static void gst_tensor_ipc_src_init(GstTensorIpcSrc* self)
+{
+    self->state = new State();
+    gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_TIME);
+    gst_base_src_set_live(GST_BASE_SRC(self), DEFAULT_IS_LIVE);
+}

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+//
+// Helpers for the tensoripcsink/tensoripcsrc suites: pipelines from launch strings, bus waits,
+// a private socket directory, and gst-launch-1.0 peers in child processes.
+
+#pragma once
+
+#include "gst_test_util.hpp"
+
+#include <gst/app/gstappsink.h>
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace edgetensor::test
+{
+
+using namespace std::chrono_literals;
+
+/// Loads system plugins by file: the test environment has no system plugin path (only the
+/// build's), and the IPC tests need appsrc/appsink and the core elements.
+inline void load_system_plugins()
+{
+    for (const char* name : {"libgstapp.so", "libgstcoreelements.so"}) {
+        const std::string path = std::string(ET_GST_PLUGINS_DIR) + "/" + name;
+        GError* err = nullptr;
+        GstPlugin* p = gst_plugin_load_file(path.c_str(), &err);
+        if (!p) {
+            ADD_FAILURE() << "cannot load " << path << ": " << (err ? err->message : "");
+            g_clear_error(&err);
+            continue;
+        }
+        gst_object_unref(p);
+    }
+}
+
+/// A pipeline from a launch string, set to NULL and freed on destruction.
+class Pipeline
+{
+public:
+    explicit Pipeline(const std::string& launch)
+    {
+        GError* err = nullptr;
+        p_ = gst_parse_launch(launch.c_str(), &err);
+        if (err) {
+            ADD_FAILURE() << "cannot parse \"" << launch << "\": " << err->message;
+            g_error_free(err);
+        }
+    }
+    ~Pipeline()
+    {
+        if (p_) {
+            gst_element_set_state(p_, GST_STATE_NULL);
+            gst_object_unref(p_);
+        }
+    }
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+
+    GstElement* get() const { return p_; }
+    explicit operator bool() const { return p_ != nullptr; }
+    GstElement* by_name(const char* name) const
+    {
+        GstElement* e = gst_bin_get_by_name(GST_BIN(p_), name);
+        if (e)
+            gst_object_unref(e); // the bin keeps it
+        return e;
+    }
+    GstStateChangeReturn play() const { return gst_element_set_state(p_, GST_STATE_PLAYING); }
+    void stop() const { gst_element_set_state(p_, GST_STATE_NULL); }
+
+    /// The first message of `types` within `timeout` (nullptr on timeout).
+    MiniObjectPtr<GstMessage> wait(GstMessageType types, std::chrono::milliseconds timeout) const
+    {
+        GstBus* bus = gst_element_get_bus(p_);
+        GstMessage* m =
+            gst_bus_timed_pop_filtered(bus, GstClockTime(timeout.count()) * GST_MSECOND, types);
+        gst_object_unref(bus);
+        return MiniObjectPtr<GstMessage>(m);
+    }
+
+private:
+    GstElement* p_ = nullptr;
+};
+
+inline std::string message_text(GstMessage* m)
+{
+    if (!m)
+        return "(none)";
+    GError* err = nullptr;
+    gchar* dbg = nullptr;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR)
+        gst_message_parse_error(m, &err, &dbg);
+    else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING)
+        gst_message_parse_warning(m, &err, &dbg);
+    else
+        return GST_MESSAGE_TYPE_NAME(m);
+    std::string s = std::string(err ? err->message : "") + " (" + (dbg ? dbg : "") + ")";
+    if (err)
+        g_error_free(err);
+    g_free(dbg);
+    return s;
+}
+
+/// A private directory for sockets, removed with what is in it.
+class SocketDir
+{
+public:
+    SocketDir()
+    {
+        char tmpl[] = "/tmp/et-ipc-test-XXXXXX";
+        if (::mkdtemp(tmpl))
+            dir_ = tmpl;
+    }
+    ~SocketDir()
+    {
+        const std::string plugins = dir_ + "/system-plugins";
+        if (DIR* d = ::opendir(plugins.c_str())) {
+            while (dirent* e = ::readdir(d))
+                if (e->d_name[0] != '.')
+                    ::unlink((plugins + "/" + e->d_name).c_str());
+            ::closedir(d);
+            ::rmdir(plugins.c_str());
+        }
+        if (DIR* d = ::opendir(dir_.c_str())) {
+            while (dirent* e = ::readdir(d))
+                if (e->d_name[0] != '.')
+                    ::unlink((dir_ + "/" + e->d_name).c_str());
+            ::closedir(d);
+        }
+        ::rmdir(dir_.c_str());
+    }
+    std::string path(const std::string& name = "s") const { return dir_ + "/" + name; }
+    const std::string& dir() const { return dir_; }
+
+private:
+    std::string dir_;
+};
+
+/// Waits until `pred` holds or `timeout` passes.
+template <typename Pred> bool eventually(Pred pred, std::chrono::milliseconds timeout)
+{
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+        if (pred())
+            return true;
+        std::this_thread::sleep_for(5ms);
+    }
+    return pred();
+}
+
+/// A gst-launch-1.0 in a child process, stdout and stderr to a file; killed on destruction.
+class Peer
+{
+public:
+    Peer(const std::string& launch_dir, const std::vector<std::string>& args)
+    {
+        out_ = launch_dir + "/peer-" + std::to_string(counter()++) + ".log";
+        std::vector<std::string> argv_s{"gst-launch-1.0"};
+        argv_s.insert(argv_s.end(), args.begin(), args.end());
+        std::vector<char*> argv;
+        for (auto& a : argv_s)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        // The peer sees the build's plugins and the system's (fakesink, imagefreeze, ...), with
+        // a registry of its own.
+        std::vector<std::string> env_s;
+        for (char** e = environ; *e; ++e) {
+            const std::string kv = *e;
+            if (kv.rfind("GST_PLUGIN_SYSTEM_PATH", 0) == 0 || kv.rfind("GST_REGISTRY", 0) == 0)
+                continue;
+            env_s.push_back(kv);
+        }
+        // Only the system plugins the peers use, linked into a directory of their own: a
+        // registry scan of every system plugin takes tens of seconds under TCG (the VM lane).
+        const std::string plugins = launch_dir + "/system-plugins";
+        ::mkdir(plugins.c_str(), 0700);
+        for (const char* name : {"libgstcoreelements.so", "libgstapp.so", "libgstimagefreeze.so",
+                                 "libgstvideo4linux2.so", "libgstdebugutilsbad.so"}) {
+            const std::string target = std::string(ET_GST_PLUGINS_DIR) + "/" + name;
+            if (::access(target.c_str(), R_OK) == 0)
+                (void)::symlink(target.c_str(), (plugins + "/" + name).c_str());
+        }
+        env_s.push_back("GST_PLUGIN_SYSTEM_PATH_1_0=" + plugins);
+        env_s.push_back("GST_REGISTRY_1_0=" + launch_dir + "/peer-registry.bin");
+        std::vector<char*> envp;
+        for (auto& e : env_s)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        if (posix_spawnp(&pid_, "gst-launch-1.0", &fa, nullptr, argv.data(), envp.data()) != 0)
+            pid_ = -1;
+        posix_spawn_file_actions_destroy(&fa);
+        EXPECT_GT(pid_, 0) << "cannot start gst-launch-1.0";
+    }
+    ~Peer()
+    {
+        if (pid_ > 0 && !status_) {
+            ::kill(pid_, SIGKILL);
+            int st;
+            ::waitpid(pid_, &st, 0);
+        }
+    }
+    Peer(const Peer&) = delete;
+    Peer& operator=(const Peer&) = delete;
+
+    pid_t pid() const { return pid_; }
+    void kill9()
+    {
+        if (pid_ > 0 && !status_)
+            ::kill(pid_, SIGKILL);
+    }
+    /// The exit status (waitpid form) once the child ended within `timeout`.
+    std::optional<int> wait(std::chrono::milliseconds timeout)
+    {
+        if (status_)
+            return status_;
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        do {
+            int st = 0;
+            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+                status_ = st;
+                return status_;
+            }
+            std::this_thread::sleep_for(5ms);
+        } while (std::chrono::steady_clock::now() < until);
+        return std::nullopt;
+    }
+    std::string output() const
+    {
+        std::ifstream f(out_);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return ss.str();
+    }
+    /// fds the child has open now (-1 when it is gone).
+    int fd_count() const
+    {
+        DIR* d = ::opendir(("/proc/" + std::to_string(pid_) + "/fd").c_str());
+        if (!d)
+            return -1;
+        int n = 0;
+        while (dirent* e = ::readdir(d))
+            n += e->d_name[0] != '.';
+        ::closedir(d);
+        return n;
+    }
+    /// (st_dev, st_ino) of every fd the child has open now.
+    std::vector<std::pair<dev_t, ino_t>> fd_inodes() const
+    {
+        std::vector<std::pair<dev_t, ino_t>> v;
+        const std::string dir = "/proc/" + std::to_string(pid_) + "/fd";
+        DIR* d = ::opendir(dir.c_str());
+        if (!d)
+            return v;
+        while (dirent* e = ::readdir(d)) {
+            struct stat st {
+            };
+            if (e->d_name[0] != '.' && ::stat((dir + "/" + e->d_name).c_str(), &st) == 0)
+                v.emplace_back(st.st_dev, st.st_ino);
+        }
+        ::closedir(d);
+        return v;
+    }
+
+private:
+    static int& counter()
+    {
+        static int n = 0;
+        return n;
+    }
+    pid_t pid_ = -1;
+    std::optional<int> status_;
+    std::string out_;
+};
+
+} // namespace edgetensor::test
