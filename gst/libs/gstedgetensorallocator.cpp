@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // GstEdgeTensorAllocator (DMA-BUF memories) and its sibling GstEdgeTensorShmAllocator
-// (shared-memory memories). Both hand out GstFdMemory whose fd is a duplicate owned by the
-// memory; the tensor rides along as qdata on the memory and dies with it.
+// (shared-memory memories). Both hand out GstFdMemory that borrows the tensor's own fd
+// (GST_FD_MEMORY_FLAG_DONT_CLOSE): the tensor rides along as qdata on the memory, owns the fd
+// and dies with the memory, so a pooled buffer costs one fd, not two.
 //
 // Mapping: GstFdMemory would mmap and munmap the fd on every gst_memory_map() (and fault in
 // every page again), although the tensor keeps one mapping for its storage's life. Both
@@ -367,19 +368,20 @@ Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
     switch (tensor.memory()) {
     case TensorMemory::Dma:
     case TensorMemory::Shm: {
-        auto fd = tensor.clone_fd();
-        if (!fd)
-            return unexpected(std::move(fd).error());
+        // Borrowed: the qdata set below keeps the tensor, and so its fd, alive until the memory
+        // is freed (qdata is released before the memory's free function runs).
+        const int fd = tensor.fd();
+        if (fd < 0)
+            return make_error(ErrorCode::InvalidArgument, "the tensor has no fd to wrap");
         GstAllocator* fd_alloc = owner.get();
         GstObjectPtr<GstAllocator> shm;
         if (tensor.memory() == TensorMemory::Shm && GST_IS_EDGE_TENSOR_ALLOCATOR(fd_alloc)) {
             shm.reset(gst_edge_tensor_allocator_get_shm_allocator(fd_alloc));
             fd_alloc = shm.get();
         }
-        mem = gst_fd_allocator_alloc(fd_alloc, fd->get(), size, GST_FD_MEMORY_FLAG_NONE);
+        mem = gst_fd_allocator_alloc(fd_alloc, fd, size, GST_FD_MEMORY_FLAG_DONT_CLOSE);
         if (!mem)
             return make_error(ErrorCode::AllocationFailed, "gst_fd_allocator_alloc failed");
-        fd->release(); // the memory owns it now
         break;
     }
     case TensorMemory::Mem: {
