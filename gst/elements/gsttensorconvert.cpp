@@ -1017,7 +1017,8 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
     }
     GstVideoFrame in;
     if (!gst_video_frame_map(&in, &st.in_info, inbuf, GST_MAP_READ)) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map the input frame."),
+        GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                          ("Cannot map the input frame%s.", eg::take_map_failure().c_str()),
                           ("gst_video_frame_map failed on %" GST_PTR_FORMAT
                            " (its size or GstVideoMeta does not match the caps)",
                            inbuf));
@@ -1038,7 +1039,8 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         GstVideoFrame out;
         if (!gst_video_frame_map(&out, &st.out_info, outbuf, GST_MAP_WRITE)) {
             gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output frame."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
                               ("gst_video_frame_map failed on %" GST_PTR_FORMAT, outbuf));
             return GST_FLOW_ERROR;
         }
@@ -1050,7 +1052,8 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         GstMapInfo map;
         if (!gst_buffer_map(outbuf, &map, GST_MAP_WRITE)) {
             gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output tensor."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output tensor%s.", eg::take_map_failure().c_str()),
                               ("gst_buffer_map failed on %" GST_PTR_FORMAT, outbuf));
             return GST_FLOW_ERROR;
         }

@@ -521,7 +521,8 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
         }
     }
     if (!ok) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot copy the input frame."),
+        GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                          ("Cannot copy the input frame%s.", eg::take_map_failure().c_str()),
                           ("mapping or copying %" GST_PTR_FORMAT " failed", inbuf));
         return GST_FLOW_ERROR;
     }

@@ -616,7 +616,8 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
     if (st.is_video) {
         GstVideoFrame frame;
         if (!gst_video_frame_map(&frame, &st.vinfo, buffer, GST_MAP_WRITE)) {
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output frame."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
                               ("gst_video_frame_map failed on %" GST_PTR_FORMAT, buffer));
             return GST_FLOW_ERROR;
         }
@@ -625,7 +626,8 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
     } else {
         GstMapInfo map;
         if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output tensor."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output tensor%s.", eg::take_map_failure().c_str()),
                               ("gst_buffer_map failed on %" GST_PTR_FORMAT, buffer));
             return GST_FLOW_ERROR;
         }

@@ -150,10 +150,15 @@ edgetensor::CpuAccess access_of(GstMapFlags flags)
     return w ? CpuAccess::Write : CpuAccess::Read;
 }
 
+// Why the last tensor-backed map on this thread failed: gst_memory_map() can only say that it
+// did, and the element that mapped wants to say why (take_map_failure()).
+thread_local std::string t_map_failure;
+
 // info->user_data[0] holds the RawMap of a tensor-backed map, nullptr for the parent's path.
 gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
 {
     info->user_data[0] = nullptr;
+    t_map_failure.clear();
     const MemoryTensor* mt = peek_holder(mem);
     if (!mt) {
         const ParentMap& pm = parent_map_of(mem->allocator);
@@ -166,6 +171,7 @@ gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
         if (!map) {
             GST_ERROR_OBJECT(mem->allocator, "cannot map the tensor behind memory %p: %s",
                              static_cast<void*>(mem), map.error().message().c_str());
+            t_map_failure = map.error().message();
             return nullptr;
         }
         if (map->size_bytes() < maxsize) {
@@ -422,6 +428,11 @@ std::optional<TensorDyn> tensor_from_memory(GstMemory* mem) noexcept
     } catch (...) {
     }
     return std::nullopt;
+}
+
+std::string take_map_failure()
+{
+    return t_map_failure.empty() ? std::string() : ": " + std::exchange(t_map_failure, {});
 }
 
 std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept

@@ -90,6 +90,10 @@ GstEdgeTensorMeta* add_tensor_meta(GstBuffer* buffer, const TensorDyn& tensor, i
 
 std::optional<TensorMemory> core_memory(GstEdgeTensorMemoryKind kind) noexcept;
 
+/// ": <why>" when the last gst_memory_map() of one of our memories on this thread failed
+/// (DMA_BUF_IOCTL_SYNC refused, ...), else "": for the element's error message. Clears it.
+std::string take_map_failure();
+
 /// The max-buffers the elements give their pools when nobody asks for a bound: every pooled
 /// buffer holds an fd, so an unbounded pool behind a deep queue runs the process out of fds.
 inline constexpr guint kDefaultMaxBuffers = 32;
