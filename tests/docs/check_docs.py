@@ -6,10 +6,12 @@ What is checked:
   - every ```sh / ```bash / ```shell block of README.md and docs/**/*.md runs, from a scratch
     directory that looks like the source tree with the build directory at `build/`
     (bash -eo pipefail, bounded by a timeout);
+  - every example launch line of every element: those gst-inspect-1.0 shows (the element's
+    description) and those of the element doc blocks in gst/elements/*.cpp (|[ ... ]|); an
+    example of tensoripcsrc, which needs a sender, runs against a bounded tensoripcsink;
+  - every ```python block is valid Python (the whole examples run in suite python);
   - every ```c / ```cpp block compiles against the headers and pkg-config files of a staged
     `meson install`, as a user of the installed package would build it;
-  - every example launch line of every element: those gst-inspect-1.0 shows (the element's
-    description) and those of the element doc blocks in gst/elements/*.cpp (|[ ... ]|).
 
 A block is told apart by an HTML comment on the line(s) just before its fence:
   <!-- docs-check: skip REASON -->     not run; the reason is printed (and required)
@@ -18,7 +20,8 @@ A block is told apart by an HTML comment on the line(s) just before its fence:
   <!-- docs-check: fragment -->        C/C++: statements, compiled inside a function; lines
                                        starting with #include or `using` stay at file scope
   <!-- docs-check: given=DECLS -->     C/C++ fragment: declarations the text leaves implied
-Several directives may share one comment, separated by ";".
+Several directives may share one comment, separated by ";" (`skip` and `given` take the rest
+of the comment, semicolons included, so they come last).
 
   check_docs.py --source-root SRC --build-dir BUILD [--mode host|vm] [--list]
   check_docs.py --self-test ...        proves the checker fails on a broken command/snippet
@@ -36,6 +39,7 @@ import sys
 import tempfile
 
 SHELL_LANGS = {"sh", "bash", "shell"}
+PYTHON_LANGS = {"python", "py"}
 C_LANGS = {"c": "c", "cpp": "c++", "c++": "c++"}
 DIRECTIVE = re.compile(r"<!--\s*docs-check:\s*(.*?)\s*-->")
 FENCE = re.compile(r"^(\s*)```\s*([A-Za-z0-9+_-]*)\s*(.*)$")
@@ -52,14 +56,19 @@ class Block:
         self.fragment = False
         self.given = ""
         for d in directives:
-            for part in d.split(";"):
-                part = part.strip()
+            parts = d.split(";")
+            while parts:
+                part = parts.pop(0).strip()
                 if not part:
                     continue
                 m = re.match(r"([a-z][a-z-]*)\s*(?:=\s*(.*)|\s+(.*))?$", part)
                 if not m:
                     raise ValueError(f"{where}: cannot read docs-check directive '{part}'")
                 key, value = m.group(1), (m.group(2) or m.group(3) or "").strip()
+                if key in ("skip", "given") and parts:
+                    # A reason or C declarations may contain ";": they take the rest.
+                    value = ";".join([value] + parts).strip()
+                    parts = []
                 if key == "skip":
                     self.skip = value.strip() or "(no reason given)"
                 elif key == "vm":
@@ -97,7 +106,7 @@ def markdown_blocks(path, rel):
             directives.insert(0, DIRECTIVE.search(lines[j]).group(1))
             j -= 1
         lang = lang.lower()
-        if lang in SHELL_LANGS or lang in C_LANGS:
+        if lang in SHELL_LANGS or lang in C_LANGS or lang in PYTHON_LANGS:
             blocks.append(Block(f"{rel}:{start + 1}", lang, "\n".join(body) + "\n", directives))
         elif directives:
             raise ValueError(f"{rel}:{start + 1}: docs-check directive on a ```{lang} block")
@@ -131,7 +140,7 @@ def source_doc_blocks(src):
 
 
 def element_block(where, cmd):
-    b = Block(where, "sh", cmd + "\n", [])
+    b = Block(where, "sh", with_ipc_sender(cmd + "\n"), [])
     if re.search(r"\bv4l2src\b|/dev/video", cmd):
         b.vm = True
     return b
@@ -171,13 +180,22 @@ def scratch_tree(src, build):
 
 
 def staged_install(build):
+    """`meson install` into a staging directory; returns it and a directory of our .pc files
+    with their prefix pointing into it (system packages' .pc files stay as they are)."""
     dest = tempfile.mkdtemp(prefix="docs-install-")
     r = subprocess.run(["meson", "install", "-C", build, "--destdir", dest, "--no-rebuild",
                         "--quiet"], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"meson install failed: {r.stderr.strip()}")
-    pcs = sorted({os.path.dirname(p) for p in glob.glob(f"{dest}/**/*.pc", recursive=True)})
-    return dest, pcs
+    pcdir = os.path.join(dest, "docs-check-pkgconfig")
+    os.makedirs(pcdir)
+    for pc in glob.glob(f"{dest}/**/pkgconfig/*.pc", recursive=True):
+        text = open(pc).read()
+        text = re.sub(r"^prefix=(.*)$", lambda m: "prefix=" + dest + m.group(1), text, count=1,
+                      flags=re.M)
+        with open(os.path.join(pcdir, os.path.basename(pc)), "w") as f:
+            f.write(text)
+    return dest, [pcdir]
 
 
 def c_source(block):
@@ -201,7 +219,7 @@ def compile_block(block, install, workdir):
     path = os.path.join(workdir, "snippet" + ext)
     with open(path, "w") as f:
         f.write(c_source(block))
-    env = dict(os.environ, PKG_CONFIG_PATH=":".join(pcs), PKG_CONFIG_SYSROOT_DIR=dest)
+    env = dict(os.environ, PKG_CONFIG_PATH=":".join(pcs))
     pkgs = ["edgetensor"]
     if "gst/" in block.text or "gst_" in block.text:
         pkgs.append("gstreamer-edgetensor-1.0")
@@ -221,6 +239,34 @@ def compile_block(block, install, workdir):
 # its own lanes); running them here would reconfigure the build under test.
 BUILDS_THE_PROJECT = re.compile(r"\b(meson\s+(setup|configure|compile|test|install)|tools/dev\.sh|"
                                 r"apt-get|ninja)\b")
+
+
+def python_block(block, workdir):
+    """Python snippets are fragments of examples/python (which runs whole in suite python):
+    they must at least be valid Python."""
+    path = os.path.join(workdir, "snippet.py")
+    with open(path, "w") as f:
+        f.write(block.text)
+    r = subprocess.run(["/usr/bin/python3", "-m", "py_compile", path], capture_output=True,
+                       text=True)
+    return r.returncode == 0, r.stdout + r.stderr
+
+
+# tensoripcsrc cannot run without a sender: an element example that receives and sends nothing
+# itself runs against this bounded sender, started first on the same socket.
+IPC_SENDER = ("gst-launch-1.0 -q tensortestsrc num-buffers=120 ! "
+              "video/x-raw,format=NV12,width=640,height=480,framerate=30/1 ! "
+              "tensoripcsink socket-path={path} wait-for-connection=true")
+
+
+def with_ipc_sender(text):
+    if "tensoripcsrc" not in text or "tensoripcsink" in text:
+        return text
+    m = re.search(r"tensoripcsrc[^!]*?socket-path=(\S+)", text)
+    if not m:
+        return text
+    return (f"{IPC_SENDER.format(path=m.group(1))} &\nsender=$!\n{text.strip()}\n"
+            "wait $sender\n")
 
 
 def run_block(block, workdir, env):
@@ -268,7 +314,9 @@ def check(blocks, src, build, mode, env, list_only=False):
             if list_only:
                 print(f"WOULD RUN {b.where}: {first}")
                 continue
-            if b.lang in C_LANGS:
+            if b.lang in PYTHON_LANGS:
+                ok, log = python_block(b, workdir)
+            elif b.lang in C_LANGS:
                 if install is None:
                     install = staged_install(build)
                 ok, log = compile_block(b, install, workdir)
