@@ -38,7 +38,7 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 -m v4l2src io-mode=dmabuf num-buffers=300 ! tensorimport ! fakesink
- * gst-launch-1.0 v4l2src io-mode=dmabuf-import ! tensorimport copy-mode=never ! fakesink
+ * gst-launch-1.0 v4l2src io-mode=dmabuf-import num-buffers=300 ! tensorimport copy-mode=never ! fakesink
  * ]|
  */
 
