@@ -2,7 +2,8 @@
 //
 // tensorconvert: camera frame to NPU-ready tensor in one pass (edgetensor::Converter).
 
-// clang-format off: launch lines stay one per line, as users paste them
+// Launch lines stay one per line, as users paste them.
+// clang-format off
 /**
  * SECTION:element-tensorconvert
  * @title: tensorconvert

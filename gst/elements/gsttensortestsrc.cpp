@@ -2,7 +2,8 @@
 //
 // tensortestsrc: patterned frames in edgetensor pool buffers.
 
-// clang-format off: launch lines stay one per line, as users paste them
+// Launch lines stay one per line, as users paste them.
+// clang-format off
 /**
  * SECTION:element-tensortestsrc
  * @title: tensortestsrc
