@@ -1573,9 +1573,9 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
         "frame's colorimetry, crop, resize, letterbox, HWC/CHW layout, uint8/int8/float16/"
         "float32 and per-channel normalisation, into edgetensor buffers (DMA-BUF, or shared memory "
         "where the host has no DMA-BUF provider). Example: "
-        "gst-launch-1.0 tensortestsrc num-buffers=1 ! video/x-raw,format=NV12,width=1920,height=1080 ! "
-        "tensorconvert width=640 height=640 letterbox=true ! video/x-raw,format=RGB ! pngenc ! "
-        "filesink location=out.png",
+        "gst-launch-1.0 tensortestsrc num-buffers=1 ! "
+        "video/x-raw,format=NV12,width=1920,height=1080 ! tensorconvert width=640 height=640 "
+        "letterbox=true ! video/x-raw,format=RGB ! pngenc ! filesink location=out.png",
         "edgetensor developers");
 
     bt_class->transform_caps = gst_tensor_convert_transform_caps;
