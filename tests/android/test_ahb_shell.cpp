@@ -12,6 +12,7 @@
 
 #include <edgetensor/android.hpp>
 #include <edgetensor/tensor.hpp>
+#include <edgetensor/tensor_desc.h>
 
 #include <cstring>
 
@@ -343,6 +344,19 @@ TEST_F(AhbShell, ImportValidatesTheDescriptorNegative)
     auto bytes = from_hardware_buffer(b, DType::U8, Shape{64 * 32 * 4});
     ASSERT_TRUE(bytes) << bytes.error().message();
     EXPECT_EQ(bytes->buffer_identity(), t->buffer_identity());
+}
+
+TEST_F(AhbShell, NoFdNoDescriptorNegative)
+{
+    auto t = TensorDyn::image(64, 8, PixelFormat::Rgba, DType::U8, CpuAccess::ReadWrite);
+    ASSERT_TRUE(t);
+    auto fd = t->clone_fd();
+    ASSERT_FALSE(fd);
+    EXPECT_EQ(fd.error().code(), ErrorCode::NotSupported);
+    auto desc = t->describe();
+    ASSERT_FALSE(desc);
+    EXPECT_EQ(desc.error().code(), ErrorCode::NotSupported);
+    EXPECT_NE(desc.error().message().find("hardware_buffer_ptr"), std::string::npos);
 }
 
 TEST_F(AhbShell, ViewsShareTheBufferAndIdentity)
