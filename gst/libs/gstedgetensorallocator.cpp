@@ -106,15 +106,17 @@ GstMemory* alloc_for_kind(GstAllocator* log_obj, GstAllocator* wrap_with,
                              mem.error().message().c_str());
             return nullptr;
         }
-        if (t->memory() != TensorMemory::Dma && GST_IS_EDGE_TENSOR_ALLOCATOR(log_obj)) {
+        const bool ahb = edgetensor::hardware_buffer_ptr(*t) != nullptr;
+        if ((t->memory() != TensorMemory::Dma || ahb) && GST_IS_EDGE_TENSOR_ALLOCATOR(log_obj)) {
             AllocatorPrivate* p = priv_of(log_obj);
             if (!g_atomic_int_exchange(&p->warned_not_dma, TRUE))
-                GST_INFO_OBJECT(
-                    log_obj,
-                    "no DMA-BUF here: handing out %s memory (memory type \"%s\"); "
-                    "gst_is_dmabuf_memory() is FALSE for it",
-                    edgetensor::gst::memory_kind_name(edgetensor::gst::memory_kind(t->memory())),
-                    (*mem)->allocator->mem_type);
+                GST_INFO_OBJECT(log_obj,
+                                "no DMA-BUF here: handing out %s memory (memory type \"%s\"); "
+                                "gst_is_dmabuf_memory() is FALSE for it",
+                                ahb ? "AHardwareBuffer"
+                                    : edgetensor::gst::memory_kind_name(
+                                          edgetensor::gst::memory_kind(t->memory())),
+                                (*mem)->allocator->mem_type);
         }
         if (prefix || padding)
             gst_memory_resize(*mem, gssize(prefix), size);
