@@ -16,6 +16,8 @@
 
 #include <gst/allocators/allocators.h>
 
+#include <edgetensor/android.hpp>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -65,8 +67,12 @@ void memory_tensor_free(gpointer data)
 struct AllocatorPrivate {
     GstEdgeTensorMemoryKind kind = GST_EDGE_TENSOR_MEMORY_AUTO;
     GstAllocator* shm = nullptr; // owned
+    GstAllocator* ahb = nullptr; // owned: memories of AHardwareBuffer tensors
     gboolean warned_not_dma = FALSE;
 };
+
+GstAllocator* new_ahb_allocator();
+bool is_ahb_allocator(GstAllocator* a);
 
 AllocatorPrivate* priv_of(GstAllocator* a)
 {
@@ -100,15 +106,17 @@ GstMemory* alloc_for_kind(GstAllocator* log_obj, GstAllocator* wrap_with,
                              mem.error().message().c_str());
             return nullptr;
         }
-        if (t->memory() != TensorMemory::Dma && GST_IS_EDGE_TENSOR_ALLOCATOR(log_obj)) {
+        const bool ahb = edgetensor::hardware_buffer_ptr(*t) != nullptr;
+        if ((t->memory() != TensorMemory::Dma || ahb) && GST_IS_EDGE_TENSOR_ALLOCATOR(log_obj)) {
             AllocatorPrivate* p = priv_of(log_obj);
             if (!g_atomic_int_exchange(&p->warned_not_dma, TRUE))
-                GST_INFO_OBJECT(
-                    log_obj,
-                    "no DMA-BUF here: handing out %s memory (memory type \"%s\"); "
-                    "gst_is_dmabuf_memory() is FALSE for it",
-                    edgetensor::gst::memory_kind_name(edgetensor::gst::memory_kind(t->memory())),
-                    (*mem)->allocator->mem_type);
+                GST_INFO_OBJECT(log_obj,
+                                "no DMA-BUF here: handing out %s memory (memory type \"%s\"); "
+                                "gst_is_dmabuf_memory() is FALSE for it",
+                                ahb ? "AHardwareBuffer"
+                                    : edgetensor::gst::memory_kind_name(
+                                          edgetensor::gst::memory_kind(t->memory())),
+                                (*mem)->allocator->mem_type);
         }
         if (prefix || padding)
             gst_memory_resize(*mem, gssize(prefix), size);
@@ -160,6 +168,11 @@ gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
     info->user_data[0] = nullptr;
     t_map_failure.clear();
     const MemoryTensor* mt = peek_holder(mem);
+    if (!mt && is_ahb_allocator(mem->allocator)) {
+        GST_ERROR_OBJECT(mem->allocator, "AHardwareBuffer memory %p carries no tensor",
+                         static_cast<void*>(mem));
+        return nullptr;
+    }
     if (!mt) {
         const ParentMap& pm = parent_map_of(mem->allocator);
         if (pm.map_full)
@@ -195,9 +208,11 @@ void tensor_mem_unmap_full(GstMemory* mem, GstMapInfo* info)
     auto* held = static_cast<edgetensor::RawMap*>(info->user_data[0]);
     if (held) {
         info->user_data[0] = nullptr;
-        delete held; // ends the CPU access (DMA_BUF_IOCTL_SYNC END)
+        delete held; // ends the CPU access (DMA_BUF_IOCTL_SYNC END, AHardwareBuffer_unlock)
         return;
     }
+    if (is_ahb_allocator(mem->allocator))
+        return;
     const ParentMap& pm = parent_map_of(mem->allocator);
     if (pm.unmap_full)
         pm.unmap_full(mem, info);
@@ -244,6 +259,85 @@ static void gst_edge_tensor_shm_allocator_init(GstEdgeTensorShmAllocator* self)
     use_tensor_mapping(alloc, &g_fd_parent_map);
 }
 
+// ---- GstEdgeTensorAhbAllocator -------------------------------------------------------------
+// The owner of AHardwareBuffer-backed memories (memory type "ahardwarebuffer"): no fd to hand
+// out, so neither a dmabuf nor an fd allocator; every map locks the buffer through its tensor
+// (AHardwareBuffer_lock replaying the allocation's usage) and every unmap unlocks it.
+
+struct GstEdgeTensorAhbAllocator {
+    GstAllocator parent;
+};
+struct GstEdgeTensorAhbAllocatorClass {
+    GstAllocatorClass parent_class;
+};
+
+G_DEFINE_TYPE(GstEdgeTensorAhbAllocator, gst_edge_tensor_ahb_allocator, GST_TYPE_ALLOCATOR)
+
+static GstMemory* gst_edge_tensor_ahb_allocator_alloc(GstAllocator* allocator, gsize size,
+                                                      GstAllocationParams* params)
+{
+    return alloc_for_kind(allocator, allocator, GST_EDGE_TENSOR_MEMORY_DMA, size, params);
+}
+
+static void gst_edge_tensor_ahb_allocator_free(GstAllocator*, GstMemory* mem)
+{
+    g_free(mem);
+}
+
+static gpointer ahb_mem_map(GstMemory*, gsize, GstMapFlags)
+{
+    return nullptr; // only reached for a memory without a tensor (tensor_mem_map_full)
+}
+
+static void ahb_mem_unmap(GstMemory*) {}
+
+static GstMemory* ahb_mem_share(GstMemory* mem, gssize offset, gssize size)
+{
+    GstMemory* parent = mem->parent ? mem->parent : mem;
+    if (size == -1)
+        size = gssize(mem->size) - offset;
+    GstMemory* sub = g_new0(GstMemory, 1);
+    // The share keeps its parent (and so the tensor and the buffer reference) alive.
+    gst_memory_init(
+        sub, GstMemoryFlags(GST_MINI_OBJECT_FLAGS(parent) | GST_MINI_OBJECT_FLAG_LOCK_READONLY),
+        mem->allocator, parent, mem->maxsize, mem->align, mem->offset + offset, gsize(size));
+    return sub;
+}
+
+static void gst_edge_tensor_ahb_allocator_class_init(GstEdgeTensorAhbAllocatorClass* klass)
+{
+    gst_edge_tensor_init();
+    GST_ALLOCATOR_CLASS(klass)->alloc = gst_edge_tensor_ahb_allocator_alloc;
+    GST_ALLOCATOR_CLASS(klass)->free = gst_edge_tensor_ahb_allocator_free;
+}
+
+static void gst_edge_tensor_ahb_allocator_init(GstEdgeTensorAhbAllocator* self)
+{
+    GstAllocator* alloc = GST_ALLOCATOR_CAST(self);
+    alloc->mem_type = GST_EDGE_TENSOR_MEMORY_TYPE_AHB;
+    alloc->mem_map = ahb_mem_map;
+    alloc->mem_unmap = ahb_mem_unmap;
+    alloc->mem_share = ahb_mem_share;
+    alloc->mem_map_full = tensor_mem_map_full;
+    alloc->mem_unmap_full = tensor_mem_unmap_full;
+    GST_OBJECT_FLAG_UNSET(self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
+}
+
+namespace
+{
+GstAllocator* new_ahb_allocator()
+{
+    auto* a = GST_ALLOCATOR_CAST(g_object_new(gst_edge_tensor_ahb_allocator_get_type(), nullptr));
+    gst_object_ref_sink(a);
+    return a;
+}
+
+bool is_ahb_allocator(GstAllocator* a)
+{
+    return a && G_TYPE_CHECK_INSTANCE_TYPE(a, gst_edge_tensor_ahb_allocator_get_type());
+}
+} // namespace
+
 // ---- GstEdgeTensorAllocator ----------------------------------------------------------------
 
 G_DEFINE_TYPE(GstEdgeTensorAllocator, gst_edge_tensor_allocator, GST_TYPE_DMABUF_ALLOCATOR)
@@ -261,9 +355,12 @@ static void gst_edge_tensor_allocator_finalize(GObject* object)
     self->priv = nullptr;
     if (p) {
         GstAllocator* shm = std::exchange(p->shm, nullptr);
+        GstAllocator* ahb = std::exchange(p->ahb, nullptr);
         delete p;
         if (shm)
             gst_object_unref(shm);
+        if (ahb)
+            gst_object_unref(ahb);
     }
     G_OBJECT_CLASS(gst_edge_tensor_allocator_parent_class)->finalize(object);
 }
@@ -281,6 +378,7 @@ static void gst_edge_tensor_allocator_init(GstEdgeTensorAllocator* self)
     if (p) {
         p->shm = GST_ALLOCATOR_CAST(g_object_new(GST_TYPE_EDGE_TENSOR_SHM_ALLOCATOR, nullptr));
         gst_object_ref_sink(p->shm);
+        p->ahb = new_ahb_allocator();
     }
     self->priv = p;
     use_tensor_mapping(GST_ALLOCATOR_CAST(self), &g_dmabuf_parent_map);
@@ -356,7 +454,7 @@ Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
     } else if (GST_IS_EDGE_TENSOR_SHM_ALLOCATOR(allocator) &&
                tensor.memory() != TensorMemory::Dma) {
         owner.reset(GST_ALLOCATOR_CAST(gst_object_ref(allocator)));
-    } else if (GST_IS_EDGE_TENSOR_SHM_ALLOCATOR(allocator)) {
+    } else if (GST_IS_EDGE_TENSOR_SHM_ALLOCATOR(allocator) || is_ahb_allocator(allocator)) {
         owner.reset(gst_edge_tensor_allocator_get());
     } else {
         return make_error(ErrorCode::InvalidArgument, std::string("cannot wrap a tensor with a ") +
@@ -371,6 +469,19 @@ Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
     holder->on_release = std::move(on_release);
 
     GstMemory* mem = nullptr;
+    if (AHardwareBuffer* hb = hardware_buffer_ptr(tensor)) {
+        (void)hb;
+        // No fd: the memory is the tensor's window, mapped by locking the buffer.
+        GstAllocator* ahb = priv_of(owner.get())->ahb;
+        if (!ahb)
+            return make_error(ErrorCode::AllocationFailed, "the AHardwareBuffer allocator is "
+                                                           "missing");
+        mem = g_new0(GstMemory, 1);
+        gst_memory_init(mem, GstMemoryFlags(0), ahb, nullptr, tensor.capacity_bytes(), 0, 0, size);
+        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), tensor_quark(), holder.release(),
+                                  memory_tensor_free);
+        return mem;
+    }
     switch (tensor.memory()) {
     case TensorMemory::Dma:
     case TensorMemory::Shm: {
@@ -529,4 +640,56 @@ extern "C" gboolean gst_edge_tensor_memory_get_plane_layout(GstMemory* mem, guin
     if (stride)
         *stride = gint(t.strides().front());
     return TRUE;
+}
+
+extern "C" gpointer gst_edge_tensor_memory_get_hardware_buffer(GstMemory* mem)
+{
+    g_return_val_if_fail(mem != nullptr, nullptr);
+    const MemoryTensor* mt = peek_holder(mem);
+    return mt ? static_cast<gpointer>(edgetensor::hardware_buffer_ptr(mt->tensor)) : nullptr;
+}
+
+extern "C" const gchar* gst_edge_tensor_memory_get_compression(GstMemory* mem)
+{
+    g_return_val_if_fail(mem != nullptr, nullptr);
+    const MemoryTensor* mt = peek_holder(mem);
+    if (!mt)
+        return nullptr;
+    const auto scheme = mt->tensor.compression();
+    // compression_scheme_name() views static strings: NUL-terminated.
+    return scheme ? edgetensor::compression_scheme_name(*scheme).data() : nullptr;
+}
+
+extern "C" GstMemory* gst_edge_tensor_memory_import_hardware_buffer(GstAllocator* allocator,
+                                                                    gpointer buffer)
+{
+    g_return_val_if_fail(allocator == nullptr || GST_IS_EDGE_TENSOR_ALLOCATOR(allocator), nullptr);
+    g_return_val_if_fail(buffer != nullptr, nullptr);
+    try {
+        auto t = edgetensor::from_hardware_buffer(static_cast<AHardwareBuffer*>(buffer),
+                                                  edgetensor::DType::U8, {1});
+        if (t) {
+            // The whole locked span, not the one byte the probe shape asked for.
+            auto whole = t->set_logical_shape({t->capacity_bytes()});
+            if (!whole)
+                t = unexpected(std::move(whole).error());
+        }
+        if (!t) {
+            GST_ERROR_OBJECT(allocator, "cannot import the AHardwareBuffer: %s",
+                             t.error().message().c_str());
+            return nullptr;
+        }
+        auto mem = edgetensor::gst::wrap_tensor(allocator, *t, t->capacity_bytes());
+        if (!mem) {
+            GST_ERROR_OBJECT(allocator, "cannot wrap the AHardwareBuffer: %s",
+                             mem.error().message().c_str());
+            return nullptr;
+        }
+        return *mem;
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(allocator, "importing an AHardwareBuffer failed: %s", e.what());
+    } catch (...) {
+        GST_ERROR_OBJECT(allocator, "importing an AHardwareBuffer failed");
+    }
+    return nullptr;
 }

@@ -5,6 +5,7 @@
 
 #pragma once
 
+#include "edgetensor/compression.hpp"
 #include "edgetensor/error.hpp"
 #include "edgetensor/types.hpp"
 #include "edgetensor/unique_fd.hpp"
@@ -14,9 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+
+struct AHardwareBuffer;
 
 namespace edgetensor::detail
 {
@@ -37,6 +41,14 @@ public:
     virtual std::string_view provider() const noexcept = 0;
     /// Borrowed fd, -1 when the storage has none.
     virtual int fd() const noexcept { return -1; }
+    /// Borrowed platform buffer (Android AHardwareBuffer), null for every other storage.
+    virtual AHardwareBuffer* hardware_buffer() const noexcept { return nullptr; }
+    /// The platform's stable id of the buffer (AHardwareBuffer_getId), when it has one: the
+    /// key identities are interned on.
+    virtual std::optional<uint64_t> platform_id() const noexcept { return std::nullopt; }
+    /// The vendor tile compression recorded at allocation (physical layout, so every tensor
+    /// sharing the storage reports it).
+    virtual std::optional<CompressionScheme> compression() const noexcept { return std::nullopt; }
 
     /// Starts CPU access to the whole allocation and returns its first byte. DMA storage
     /// issues DMA_BUF_IOCTL_SYNC START here; every successful call is paired with one

@@ -36,6 +36,12 @@ struct TensorAccess {
 
     /// Gives `t` a fresh BufferIdentity (a new import composed from existing storage).
     static void renew_identity(TensorDyn& t);
+    /// The identity token `t` carries, and a way to give it another (platform interning).
+    static const std::shared_ptr<const IdentityToken>& identity(const TensorDyn& t) noexcept
+    {
+        return t.identity_;
+    }
+    static void adopt_identity(TensorDyn& t, std::shared_ptr<const IdentityToken> token);
 
     /// Marks `t` as an image. Plane 0 stride is strides()[row dim]; a semi-planar image's chroma
     /// plane lives in the same storage at `chroma_offset` with pitch `chroma_stride`.

@@ -7,6 +7,7 @@
 #include "edgetensor/tensor_dyn.hpp"
 
 #include "log.hpp"
+#include "platform_buffer.hpp"
 #include "tensor_internal.hpp"
 
 #include <atomic>
@@ -25,13 +26,13 @@ namespace
 
 std::atomic<uint64_t> g_next_identity{1};
 
+} // namespace
+
 std::shared_ptr<const IdentityToken> mint_identity()
 {
     return std::make_shared<const IdentityToken>(
         IdentityToken{g_next_identity.fetch_add(1, std::memory_order_relaxed)});
 }
-
-} // namespace
 
 bool force_mem() noexcept
 {
@@ -104,6 +105,18 @@ std::vector<ptrdiff_t> image_strides(PixelFormat format, size_t height, size_t r
     return {};
 }
 
+namespace
+{
+// TensorMemory::Dma is the platform buffer where a platform provider exists (Android), else
+// the Linux DMA-BUF chain.
+StorageResult allocate_dma_or_platform(const AllocRequest& req)
+{
+    if (const PlatformBufferOps* ops = platform_buffer_ops())
+        return ops->allocate_bytes(req);
+    return allocate_dma(req);
+}
+} // namespace
+
 StorageResult allocate_storage(const AllocRequest& req, std::optional<TensorMemory> memory,
                                bool image)
 {
@@ -114,7 +127,7 @@ StorageResult allocate_storage(const AllocRequest& req, std::optional<TensorMemo
         case TensorMemory::Shm:
             return allocate_shm(req);
         case TensorMemory::Dma: {
-            auto r = allocate_dma(req);
+            auto r = allocate_dma_or_platform(req);
             if (!r)
                 return make_error(r.error().code(),
                                   "TensorMemory::Dma was requested: " + r.error().message());
@@ -131,7 +144,7 @@ StorageResult allocate_storage(const AllocRequest& req, std::optional<TensorMemo
         ET_LOG_DEBUG("alloc", "EDGETENSOR_FORCE_MEM=1: using heap memory");
         return allocate_mem(req);
     }
-    auto dma = allocate_dma(req);
+    auto dma = allocate_dma_or_platform(req);
     if (dma)
         return dma;
     ET_LOG_DEBUG("alloc", "no DMA-BUF for %zu bytes (%s)", req.bytes,
@@ -164,6 +177,11 @@ TensorDyn TensorAccess::wrap(std::shared_ptr<Storage> storage, DType dtype, Shap
 void TensorAccess::renew_identity(TensorDyn& t)
 {
     t.identity_ = mint_identity();
+}
+
+void TensorAccess::adopt_identity(TensorDyn& t, std::shared_ptr<const IdentityToken> token)
+{
+    t.identity_ = std::move(token);
 }
 
 void TensorAccess::set_image(TensorDyn& t, PixelFormat format, size_t width, size_t height,
@@ -201,7 +219,9 @@ Result<TensorDyn> TensorDyn::create(DType dtype, const Shape& shape,
     auto storage = detail::allocate_storage({*n * elem, name, CpuAccess::ReadWrite}, memory, false);
     if (!storage)
         return unexpected(std::move(storage).error());
-    return detail::TensorAccess::wrap(std::move(*storage), dtype, shape, {}, 0, name);
+    TensorDyn t = detail::TensorAccess::wrap(std::move(*storage), dtype, shape, {}, 0, name);
+    detail::intern_platform_identity(t);
+    return t;
 }
 
 TensorMemory TensorDyn::memory() const noexcept
@@ -451,6 +471,8 @@ Unexpected TensorDyn::dtype_mismatch(DType wanted) const
 
 bool is_dma_available() noexcept
 {
+    if (const detail::PlatformBufferOps* ops = detail::platform_buffer_ops())
+        return ops->available();
     return detail::dma_available();
 }
 

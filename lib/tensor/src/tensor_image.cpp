@@ -5,7 +5,9 @@
 
 #include "edgetensor/tensor_dyn.hpp"
 
+#include "android/ahb_layout.hpp"
 #include "log.hpp"
+#include "platform_buffer.hpp"
 #include "tensor_internal.hpp"
 
 #include <limits>
@@ -78,10 +80,60 @@ Result<TensorDyn> TensorDyn::image(size_t width, size_t height, PixelFormat form
                                    CpuAccess access, std::optional<TensorMemory> memory,
                                    std::string_view name)
 {
+    return image(width, height, format, dtype, access, Compression::none(), memory, name);
+}
+
+namespace
+{
+
+// The platform buffer (Android AHardwareBuffer) as the Dma backend of an image: the platform
+// chose the pitch, so the 64-byte rule is gralloc's business (EGL imports the buffer, not a
+// pitch).
+Result<TensorDyn> platform_image(const detail::PlatformBufferOps& ops, size_t width, size_t height,
+                                 PixelFormat format, DType dtype, CpuAccess access,
+                                 Compression compression, std::string_view name)
+{
+    auto img = ops.allocate_image({width, height, format, dtype, access, compression, name});
+    if (!img)
+        return unexpected(std::move(img).error());
+    const size_t elem = dtype_size(dtype);
+    TensorDyn t =
+        TensorAccess::wrap(std::move(img->storage), dtype, image_shape(format, width, height),
+                           detail::image_strides(format, height, img->row_stride, elem), 0, name);
+    TensorAccess::set_image(t, format, width, height, access);
+    detail::intern_platform_identity(t);
+    return t;
+}
+
+} // namespace
+
+Result<TensorDyn> TensorDyn::image(size_t width, size_t height, PixelFormat format, DType dtype,
+                                   CpuAccess access, Compression compression,
+                                   std::optional<TensorMemory> memory, std::string_view name)
+{
     auto info = check_image_args(width, height, format, dtype);
     if (!info)
         return unexpected(std::move(info).error());
+    EDGETENSOR_TRY(detail::ahb::check_compression_request(compression, access));
     const size_t elem = dtype_size(dtype);
+
+    const bool platform_may = memory ? *memory == TensorMemory::Dma : !detail::force_mem();
+    if (const detail::PlatformBufferOps* ops = detail::platform_buffer_ops(); ops && platform_may) {
+        auto t = platform_image(*ops, width, height, format, dtype, access, compression, name);
+        if (t || memory || compression.kind == Compression::Kind::Scheme)
+            return t;
+        ET_LOG_DEBUG("alloc", "no %.*s for a %zux%zu %s image (%s); using heap",
+                     int(ops->name.size()), ops->name.data(), width, height,
+                     std::string(info->name).c_str(), t.error().message().c_str());
+        memory = TensorMemory::Mem;
+    }
+    if (compression.kind == Compression::Kind::Scheme)
+        return make_error(ErrorCode::NotSupported,
+                          std::string(compression_scheme_name(compression.scheme)) +
+                              " compression was requested, but this platform has no vendor tile "
+                              "compression (Linux DMA-BUF and heap images are linear)");
+    if (compression.kind == Compression::Kind::Any)
+        detail::note_compression_fallback();
 
     // The stride depends on the backend, which is only known once something allocated: try
     // the DMA geometry first (when DMA is allowed), then the host geometry.

@@ -17,6 +17,14 @@ struct IdentityToken {
     uint64_t id;
 };
 
+/// A fresh identity from the process-wide counter.
+std::shared_ptr<const IdentityToken> mint_identity();
+
+/// Gives `t` the identity already recorded for its storage's platform id (AHardwareBuffer_getId)
+/// while a tensor holding it lives, else records t's own (platform_api.cpp). No-op for storages
+/// without a platform id.
+void intern_platform_identity(TensorDyn& t);
+
 /// True when EDGETENSOR_FORCE_MEM=1 (read on every call: tests and tools set it at run time).
 bool force_mem() noexcept;
 

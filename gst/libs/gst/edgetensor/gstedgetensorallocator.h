@@ -29,6 +29,9 @@ G_BEGIN_DECLS
 #define GST_EDGE_TENSOR_ALLOCATOR_NAME "edgetensor"
 /* Memory type of shared-memory (non-DMA) edgetensor memories. */
 #define GST_EDGE_TENSOR_MEMORY_TYPE_SHM "edgetensor-shm"
+/* Memory type of AHardwareBuffer-backed memories (Android's Dma backend): no fd; every map
+ * locks the buffer, every unmap unlocks it. */
+#define GST_EDGE_TENSOR_MEMORY_TYPE_AHB "ahardwarebuffer"
 
 #define GST_TYPE_EDGE_TENSOR_ALLOCATOR (gst_edge_tensor_allocator_get_type())
 #define GST_EDGE_TENSOR_ALLOCATOR(obj)                                                             \
@@ -170,6 +173,42 @@ guint64 gst_edge_tensor_memory_get_identity(GstMemory* mem);
 GST_EDGE_TENSOR_API
 gboolean gst_edge_tensor_memory_get_plane_layout(GstMemory* mem, guint plane, gsize* offset,
                                                  gint* stride);
+
+/**
+ * gst_edge_tensor_memory_get_hardware_buffer:
+ * @mem: a #GstMemory
+ *
+ * Returns: (transfer none) (nullable): the AHardwareBuffer behind @mem (borrowed: valid while
+ * @mem lives; AHardwareBuffer_acquire() it to keep it), or %NULL when @mem is not backed by one.
+ */
+GST_EDGE_TENSOR_API
+gpointer gst_edge_tensor_memory_get_hardware_buffer(GstMemory* mem);
+
+/**
+ * gst_edge_tensor_memory_import_hardware_buffer:
+ * @allocator: (nullable): a #GstEdgeTensorAllocator, %NULL for the shared one
+ * @buffer: an AHardwareBuffer (the memory takes a reference of its own)
+ *
+ * Wraps a foreign AHardwareBuffer (BLOB, R8G8B8A8_UNORM or R16G16B16A16_FLOAT, one layer) as a
+ * memory of type "ahardwarebuffer" spanning all a CPU lock of it spans. Wrapping the same
+ * buffer again while a memory of it lives gives the same identity
+ * (gst_edge_tensor_memory_get_identity(); interned on AHardwareBuffer_getId).
+ *
+ * Returns: (transfer full) (nullable): the memory, or %NULL (logged) when @buffer cannot be
+ * imported or this edgetensor has no AHardwareBuffer backend.
+ */
+GST_EDGE_TENSOR_API
+GstMemory* gst_edge_tensor_memory_import_hardware_buffer(GstAllocator* allocator, gpointer buffer);
+
+/**
+ * gst_edge_tensor_memory_get_compression:
+ * @mem: a #GstMemory
+ *
+ * Returns: (transfer none) (nullable): the vendor tile compression recorded when @mem's tensor
+ * was allocated ("ubwc", "afbc", "pvric", "dcc"), or %NULL for a linear layout.
+ */
+GST_EDGE_TENSOR_API
+const gchar* gst_edge_tensor_memory_get_compression(GstMemory* mem);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GstEdgeTensorAllocator, gst_object_unref)
 

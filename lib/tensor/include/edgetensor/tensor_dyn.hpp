@@ -6,6 +6,7 @@
 #pragma once
 
 #include "edgetensor/colorimetry.hpp"
+#include "edgetensor/compression.hpp"
 #include "edgetensor/error.hpp"
 #include "edgetensor/identity.hpp"
 #include "edgetensor/pixel_format.hpp"
@@ -62,6 +63,15 @@ public:
     /// (Shm only when asked). DMA images get a 64-byte aligned row stride in every layout.
     static Result<TensorDyn> image(size_t width, size_t height, PixelFormat format, DType dtype,
                                    CpuAccess access, std::optional<TensorMemory> memory = {},
+                                   std::string_view name = {});
+    /// image() with a tile-compression request (see compression.hpp): Compression::any() and
+    /// exactly() need CpuAccess::None (InvalidArgument otherwise). any() records the device's
+    /// scheme when the allocation is eligible and otherwise resolves linear, counted by
+    /// compression_fallback_count(); exactly(s) fails with InvalidArgument when the device
+    /// compresses differently and NotSupported where there is no vendor tile compression.
+    static Result<TensorDyn> image(size_t width, size_t height, PixelFormat format, DType dtype,
+                                   CpuAccess access, Compression compression,
+                                   std::optional<TensorMemory> memory = {},
                                    std::string_view name = {});
 
     /// Adopts `fd` (ownership moves in; it is closed on failure too). The backend is recognised
@@ -145,6 +155,9 @@ public:
     void set_colorimetry(const Colorimetry& c) noexcept { colorimetry_ = c; }
     /// What CPU access the buffer was declared with (generic tensors: ReadWrite).
     CpuAccess cpu_access() const noexcept { return access_; }
+    /// The vendor tile compression recorded when the buffer was allocated; nullopt = linear.
+    /// When set, row strides describe no meaningful linear layout (tiles are opaque).
+    std::optional<CompressionScheme> compression() const noexcept;
 
     /// Re-points this tensor at a new image geometry, reusing its allocation when it fits.
     /// The stride is recomputed by the stride rule (a DMA tensor keeps its prior stride only

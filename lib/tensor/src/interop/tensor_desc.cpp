@@ -180,6 +180,11 @@ Result<EdgeTensorDesc> TensorDyn::describe() const
                               std::to_string(ndim()));
     const auto& storage = detail::TensorAccess::storage(*this);
     EdgeTensorDesc d = edgetensor_desc_init();
+    if (storage->hardware_buffer())
+        return make_error(ErrorCode::NotSupported,
+                          "tensor '" + name_ +
+                              "' is an AHardwareBuffer, which has no fd and no TensorDesc kind; "
+                              "hand over hardware_buffer_ptr() instead");
 
     switch (storage->memory()) {
     case TensorMemory::Dma:
