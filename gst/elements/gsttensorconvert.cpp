@@ -25,6 +25,11 @@
  * colorimetry applied is recorded in every output buffer's #GstEdgeTensorMeta
  * (`applied_colorimetry`), and `video/x-raw` output caps state the output's colorimetry.
  *
+ * `compute` picks where the conversion runs: `cpu`, `gl` (OpenGL ES 3 shaders on a headless
+ * EGL context, the same results within the CPU engine's tolerances; DMA-BUF input is imported
+ * as EGLImages where the display can, else uploaded, counted in `gl-stats`), or `auto` (GL on a
+ * hardware GPU renderer, the CPU otherwise, including on software renderers such as llvmpipe).
+ *
  * The geometry the picture landed at (scale and padding) is readable from the
  * `letterbox-scale` and `letterbox-left/top/right/bottom` properties once caps are set, so
  * detections can be mapped back to the source frame.
@@ -43,6 +48,7 @@
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "tensorconvert_colorimetry.hpp"
+#include "tensorconvert_compute.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -87,6 +93,7 @@ constexpr guint MAX_FILL_COLOR = G_MAXUINT32;
 constexpr guint DEFAULT_N_THREADS = 1;
 constexpr guint MAX_N_THREADS = 64;
 constexpr guint DEFAULT_MIN_BUFFERS = 2;
+constexpr GstTensorConvertCompute DEFAULT_COMPUTE = GST_TENSOR_CONVERT_COMPUTE_AUTO;
 
 enum {
     PROP_0,
@@ -109,6 +116,8 @@ enum {
     PROP_LETTERBOX_BOTTOM,
     PROP_CACHE_HITS,
     PROP_CACHE_MISSES,
+    PROP_COMPUTE,
+    PROP_GL_STATS,
 };
 
 // Every format the engine reads (GStreamer spelling, as convert_format_from_name() takes it).
@@ -147,6 +156,7 @@ struct Settings {
     std::string crop_str;
     std::optional<et::Region> crop;
     guint n_threads = DEFAULT_N_THREADS;
+    GstTensorConvertCompute compute = DEFAULT_COMPUTE;
 };
 
 // What the last set_caps computed; read-only properties.
@@ -181,6 +191,8 @@ struct Streaming {
     guint32 applied_colorimetry = 0;
     // The last assumption warned about, so each is said once per start.
     std::string warned_colorimetry;
+    // GL counters of the converters replaced by caps changes since start.
+    et::GlImportStats gl_carried;
 };
 
 // One C++ state object per element: settings and report under the object lock, streaming
@@ -784,6 +796,7 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     cfg.fill = {guint8((s.fill_color >> 16) & 0xff), guint8((s.fill_color >> 8) & 0xff),
                 guint8(s.fill_color & 0xff), guint8((s.fill_color >> 24) & 0xff)};
     cfg.threads = s.n_threads;
+    cfg.compute = eg::convert_compute(s.compute);
 
     auto conv = et::Converter::create(cfg);
     if (!conv) {
@@ -849,6 +862,9 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
         conv->dst_height(), std::string(et::tensor_layout_name(cfg.layout)).c_str(),
         eg::tensor_type_name(cfg.dtype), conv->threads(), g.content.width, g.content.height,
         g.content.x, g.content.y, g.scale, g.pad_left, g.pad_top, g.pad_right, g.pad_bottom);
+    GST_INFO_OBJECT(self, "compute %s (%s)",
+                    std::string(et::convert_compute_name(conv->compute())).c_str(),
+                    conv->compute_reason().c_str());
 
     st.converter.emplace(std::move(*conv));
     st.out_colorimetry = colorimetry.output.pack();
@@ -865,6 +881,9 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
             st.warned_colorimetry = assumed;
             warn = true;
         }
+        const Streaming& old = state_of(self).streaming;
+        st.gl_carried = old.converter ? eg::add_gl_stats(old.gl_carried, old.converter->gl_stats())
+                                      : old.gl_carried;
         st.cache = std::move(state_of(self).streaming.cache);
         if (st.cache && !gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps))
             GST_DEBUG_OBJECT(self, "input caps not importable: frames are mapped instead");
@@ -1097,10 +1116,15 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
     // source is the same tensor, with the same identity, whenever its buffer comes back, and
     // the converter reads it as a tensor. Our own pool's memory already is a tensor, system
     // memory has no fd: both are mapped below, as is anything the tensor path refuses.
+    // The GL backend imports tensors (an EGLImage per buffer, kept across frames), so with it
+    // our own pool's memory takes the tensor path too.
     GstMemory* first = gst_buffer_n_memory(inbuf) > 0 ? gst_buffer_peek_memory(inbuf, 0) : nullptr;
-    if (st.cache && first && gst_is_fd_memory(first) && !gst_is_edge_tensor_memory(first)) {
+    const bool gl = st.converter->compute() == et::ConvertCompute::Gl;
+    const bool ours = first && gst_is_edge_tensor_memory(first);
+    if (first && ((st.cache && gst_is_fd_memory(first) && !ours) || (gl && ours))) {
         GstEdgeTensorImportResult res = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
-        auto src_tensor = eg::import_tensor(st.cache.get(), inbuf, &res);
+        auto src_tensor =
+            ours ? eg::tensor_from_buffer(inbuf) : eg::import_tensor(st.cache.get(), inbuf, &res);
         auto dst_tensor = eg::tensor_from_buffer(outbuf);
         if (src_tensor && src_tensor->is_image() && dst_tensor) {
             auto r = st.converter->run(*src_tensor, *dst_tensor);
@@ -1212,6 +1236,12 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
             GST_INFO_OBJECT(self, "import cache: %" GST_PTR_FORMAT, stats);
             gst_structure_free(stats);
         }
+        if (st.converter && st.converter->compute() == et::ConvertCompute::Gl) {
+            GstStructure* gls =
+                eg::gl_stats_structure(eg::add_gl_stats(st.gl_carried, st.converter->gl_stats()));
+            GST_INFO_OBJECT(self, "GL: %" GST_PTR_FORMAT, gls);
+            gst_structure_free(gls);
+        }
         state_of(self).streaming = Streaming{};
         return TRUE;
     } catch (const std::exception& e) {
@@ -1305,6 +1335,9 @@ void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValu
         case PROP_N_THREADS:
             s.n_threads = g_value_get_uint(value);
             break;
+        case PROP_COMPUTE:
+            s.compute = GstTensorConvertCompute(g_value_get_enum(value));
+            break;
         default:
             G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
             break;
@@ -1328,6 +1361,15 @@ void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* val
                     ? gst_edge_tensor_import_cache_get_hits(st.cache.get())
                     : gst_edge_tensor_import_cache_get_misses(st.cache.get());
         g_value_set_uint64(value, v);
+        return;
+    }
+    if (prop_id == PROP_GL_STATS) {
+        std::lock_guard<std::mutex> slock(state_of(self).mu);
+        const Streaming& st = state_of(self).streaming;
+        g_value_take_boxed(
+            value, eg::gl_stats_structure(
+                       st.converter ? eg::add_gl_stats(st.gl_carried, st.converter->gl_stats())
+                                    : st.gl_carried));
         return;
     }
     eg::ObjectLockGuard lock(self);
@@ -1369,6 +1411,9 @@ void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* val
         break;
     case PROP_N_THREADS:
         g_value_set_uint(value, s.n_threads);
+        break;
+    case PROP_COMPUTE:
+        g_value_set_enum(value, s.compute);
         break;
     case PROP_LETTERBOX_SCALE:
         g_value_set_double(value, r.scale);
@@ -1540,6 +1585,22 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
                             "(read-only, since the element started)",
                             0, G_MAXUINT64, 0, kReportFlags));
 
+    g_object_class_install_property(
+        gobject_class, PROP_COMPUTE,
+        g_param_spec_enum("compute", "Compute",
+                          "Where the conversion runs: auto (GL on a hardware GPU renderer, else "
+                          "the CPU), cpu, or gl (OpenGL ES 3 on a headless EGL context; an error "
+                          "at caps time when none can be had) (default: auto)",
+                          GST_TYPE_TENSOR_CONVERT_COMPUTE, DEFAULT_COMPUTE, kReadyFlags));
+    g_object_class_install_property(
+        gobject_class, PROP_GL_STATS,
+        g_param_spec_boxed("gl-stats", "GL statistics",
+                           "The GL backend's EGLImage import cache and copies since the element "
+                           "started: hits, misses, evictions, swept, entries, uploads, "
+                           "zero-copy-declines, readbacks (all guint64; zero with the CPU; "
+                           "read-only)",
+                           GST_TYPE_STRUCTURE, kReportFlags));
+
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(
@@ -1569,6 +1630,7 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_LAYOUT, GstPluginAPIFlags(0));
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_DTYPE, GstPluginAPIFlags(0));
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_METHOD, GstPluginAPIFlags(0));
+    gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_COMPUTE, GstPluginAPIFlags(0));
 }
 
 static void gst_tensor_convert_init(GstTensorConvert* self)
