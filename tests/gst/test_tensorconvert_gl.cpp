@@ -158,12 +158,14 @@ int worst(const PipelineRun& a, const PipelineRun& b)
     return w;
 }
 
-std::string testsrc_pipeline(const std::string& compute, int frames, const std::string& convert)
+std::string testsrc_pipeline(const std::string& compute, int frames, const std::string& convert,
+                             int w = 320, int h = 240)
 {
     return "tensortestsrc num-buffers=" + std::to_string(frames) +
-           " ! video/x-raw,format=NV12,width=320,height=240,colorimetry=bt709 ! tensorconvert "
-           "name=conv compute=" +
-           compute + " " + convert + " ! appsink name=sink sync=false";
+           " ! video/x-raw,format=NV12,width=" + std::to_string(w) +
+           ",height=" + std::to_string(h) +
+           ",colorimetry=bt709 ! tensorconvert name=conv compute=" + compute + " " + convert +
+           " ! appsink name=sink sync=false";
 }
 
 TEST(TensorConvertGl, ComputePropertyDefaultsToAuto)
@@ -282,10 +284,12 @@ TEST(TensorConvertGl, VgemPipelineImportsEachBufferOnceAndMatchesTheCpu)
     if (!providers || std::strcmp(providers, "drm-prime") != 0)
         GTEST_SKIP() << "needs EDGETENSOR_DMA_PROVIDERS=drm-prime (vgem buffers; heap buffers "
                         "read zeros through GL)";
-    const std::string convert = "width=224 height=224 ! video/x-raw,format=RGB";
+    // RGBA rows of 256 bytes: GStreamer's default layout is already 64-byte aligned, so the
+    // output pool is DMA-BUF too (vgem) and GL renders straight into it.
+    const std::string convert = "format=rgba width=64 height=48 ! video/x-raw,format=RGBA";
     PipelineRun gl, cpu;
-    run(testsrc_pipeline("gl", 300, convert), gl);
-    run(testsrc_pipeline("cpu", 300, convert), cpu);
+    run(testsrc_pipeline("gl", 300, convert, 160, 120), gl);
+    run(testsrc_pipeline("cpu", 300, convert, 160, 120), cpu);
     ASSERT_EQ(gl.error, "");
     ASSERT_EQ(cpu.error, "");
     ASSERT_EQ(gl.frames.size(), 300u);
