@@ -13,9 +13,12 @@
 #include <edgetensor/convert.hpp>
 #include <edgetensor/gl.hpp>
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -69,10 +72,40 @@ GstPadProbeReturn collect_identity(GstPad*, GstPadProbeInfo* info, gpointer ids)
     return GST_PAD_PROBE_OK;
 }
 
+/// GStreamer's own elements these pipelines use, loaded by file: the test environment empties
+/// the system plugin path, so no unrelated plugin is loaded (or scanned) into the process.
+bool load_stock_plugins()
+{
+    static const bool ok = [] {
+        Dl_info info{};
+        if (!dladdr(reinterpret_cast<void*>(&gst_init), &info) || !info.dli_fname)
+            return false;
+        const auto dir = std::filesystem::path(info.dli_fname).parent_path() / "gstreamer-1.0";
+        for (const char* name : {"coreelements", "app", "videotestsrc"}) {
+            const std::string file = (dir / (std::string("libgst") + name + ".so")).string();
+            GError* err = nullptr;
+            GstPlugin* p = gst_plugin_load_file(file.c_str(), &err);
+            if (!p) {
+                ADD_FAILURE() << "cannot load " << file << ": " << (err ? err->message : "?")
+                              << " (install gstreamer1.0-plugins-base)";
+                g_clear_error(&err);
+                return false;
+            }
+            gst_object_unref(p);
+        }
+        return true;
+    }();
+    return ok;
+}
+
 /// Runs `pipeline` (it must contain "tensorconvert name=conv" and end in "appsink name=sink")
 /// to EOS, `cycles` times through PLAYING and back to NULL. Frames of the last cycle are kept.
 void run(const std::string& pipeline, PipelineRun& out, int cycles = 1)
 {
+    if (!load_stock_plugins()) {
+        out.error = "stock plugins missing";
+        return;
+    }
     GError* err = nullptr;
     GstElement* p = gst_parse_launch(pipeline.c_str(), &err);
     if (!p) {

@@ -22,7 +22,6 @@ namespace edgetensor::detail::gl
 // clang-format off
 #define ET_EGL_CORE_FUNCS(X)                                                                       \
     X(EGLBoolean, eglInitialize, (EGLDisplay, EGLint*, EGLint*))                                   \
-    X(EGLBoolean, eglTerminate, (EGLDisplay))                                                      \
     X(const char*, eglQueryString, (EGLDisplay, EGLint))                                           \
     X(EGLBoolean, eglBindAPI, (EGLenum))                                                           \
     X(EGLContext, eglCreateContext, (EGLDisplay, EGLConfig, EGLContext, const EGLint*))            \

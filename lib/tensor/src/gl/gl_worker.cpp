@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <map>
+#include <set>
 #include <vector>
 
 namespace edgetensor::detail::gl
@@ -37,38 +37,24 @@ bool has_word(const char* list, std::string_view word)
 }
 
 // EGL hands out one EGLDisplay per (platform, native display) and eglTerminate() ends it for
-// every user at once (Mesa 22 has no EGL_KHR_display_reference), so workers sharing a display
-// count their uses here and the last one terminates it.
+// every user at once (Mesa 22 has no EGL_KHR_display_reference). A display is therefore
+// initialised once and kept for the life of the process: terminating it would also unload
+// Mesa's driver (tens of ms to load again for the next context, and its allocations would be
+// reported as leaks of an unknown module). Contexts come and go on it.
 std::mutex g_display_mu;
-std::map<EGLDisplay, int> g_display_users; // guarded by g_display_mu
+std::set<EGLDisplay> g_displays; // initialised; guarded by g_display_mu
 
 Result<void> acquire_display(const Api& a, EGLDisplay d)
 {
     std::lock_guard lock(g_display_mu);
-    int& users = g_display_users[d];
-    if (users == 0) {
-        EGLint major = 0, minor = 0;
-        if (!a.eglInitialize(d, &major, &minor)) {
-            const EGLint e = a.eglGetError();
-            g_display_users.erase(d);
-            return make_error(ErrorCode::Unavailable,
-                              "eglInitialize failed (" + egl_error_name(e) + ")");
-        }
-    }
-    ++users;
+    if (g_displays.count(d))
+        return {};
+    EGLint major = 0, minor = 0;
+    if (!a.eglInitialize(d, &major, &minor))
+        return make_error(ErrorCode::Unavailable,
+                          "eglInitialize failed (" + egl_error_name(a.eglGetError()) + ")");
+    g_displays.insert(d);
     return {};
-}
-
-void release_display(const Api& a, EGLDisplay d) noexcept
-{
-    std::lock_guard lock(g_display_mu);
-    auto it = g_display_users.find(d);
-    if (it == g_display_users.end())
-        return;
-    if (--it->second == 0) {
-        a.eglTerminate(d);
-        g_display_users.erase(it);
-    }
 }
 
 struct Candidate {
@@ -333,7 +319,6 @@ Result<void> Worker::init_context()
         if (ctx == EGL_NO_CONTEXT) {
             tried += "; " + label + ": no OpenGL ES 3.0 context (" +
                      egl_error_name(a.eglGetError()) + ")";
-            release_display(a, display_);
             display_ = EGL_NO_DISPLAY;
             continue;
         }
@@ -341,7 +326,6 @@ Result<void> Worker::init_context()
             tried += "; " + label + ": eglMakeCurrent without a surface failed (" +
                      egl_error_name(a.eglGetError()) + ")";
             a.eglDestroyContext(display_, ctx);
-            release_display(a, display_);
             display_ = EGL_NO_DISPLAY;
             continue;
         }
@@ -390,8 +374,6 @@ void Worker::destroy_context() noexcept
         a.eglDestroyContext(display_, context_);
         context_ = EGL_NO_CONTEXT;
     }
-    if (display_ != EGL_NO_DISPLAY)
-        release_display(a, display_);
     display_ = EGL_NO_DISPLAY;
     a.eglReleaseThread();
     ET_LOG_DEBUG(kCat, "GL context %llu shut down", static_cast<unsigned long long>(serial_));
