@@ -604,9 +604,8 @@ ConvertBackend::sources_from_tensor(const TensorDyn& src, std::optional<RawMap>&
                                       "(allocate it from GlContext::shared())");
             if (pbo->is_mapped())
                 return make_error(ErrorCode::InvalidArgument,
-                                  "source PBO '" + pbo->name() +
-                                      "' is mapped for the CPU; release its maps before "
-                                      "converting it");
+                                  "source PBO '" + pbo->name() + "' is mapped for " +
+                                      pbo->mapped_by() + "; release its maps before converting it");
             EDGETENSOR_TRY(upload(p, nullptr, stride, pbo->buffer(), off));
         } else {
             EDGETENSOR_TRY(ensure_map());
@@ -638,9 +637,9 @@ Result<ConvertBackend::Target> ConvertBackend::target_from_tensor(const TensorDy
                                   "(allocate it from GlContext::shared())");
         if (pbo->is_mapped())
             return make_error(ErrorCode::InvalidArgument,
-                              "destination PBO '" + pbo->name() +
-                                  "' is mapped for the CPU; release its maps before converting "
-                                  "into it");
+                              "destination PBO '" + pbo->name() + "' is mapped for " +
+                                  pbo->mapped_by() +
+                                  "; release its maps before converting into it");
         t.pack_pbo = pbo->buffer();
         t.base = base;
         ++counters_.readbacks;

@@ -241,6 +241,20 @@ void Worker::run_sync(const std::function<void()>& fn)
     done_cv_.wait(lock, [&] { return done; });
 }
 
+uint64_t Worker::add_shutdown_hook(std::function<void()> fn)
+{
+    std::lock_guard lock(mu_);
+    const uint64_t id = next_hook_++;
+    shutdown_hooks_.emplace(id, std::move(fn));
+    return id;
+}
+
+void Worker::remove_shutdown_hook(uint64_t id)
+{
+    std::lock_guard lock(mu_);
+    shutdown_hooks_.erase(id);
+}
+
 GLenum Worker::take_gl_error() const noexcept
 {
     GLenum first = GL_NO_ERROR;
@@ -268,8 +282,17 @@ void Worker::loop(std::function<void(Result<void>)> ready)
         {
             std::unique_lock lock(mu_);
             cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-            if (queue_.empty())
+            if (queue_.empty() && shutdown_hooks_.empty())
                 break; // stop_ and nothing left: every queued release has run
+            if (queue_.empty()) {
+                // Hooks last, after every queued release, with the context still current.
+                auto hooks = std::move(shutdown_hooks_);
+                shutdown_hooks_.clear();
+                lock.unlock();
+                for (auto& h : hooks)
+                    h.second();
+                continue;
+            }
             t = std::move(queue_.front());
             queue_.pop_front();
         }

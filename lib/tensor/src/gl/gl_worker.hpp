@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -58,6 +59,14 @@ public:
     /// Queues `fn` without waiting (releasing GL objects of something that is going away).
     void post(std::function<void()> fn);
 
+    /// Registers `fn` to run on the GL thread once the queue has drained at shutdown, with the
+    /// context still current, before it is destroyed: for state that must be released while
+    /// the GL objects it refers to exist (a PBO's CUDA registration). Returns an id for
+    /// remove_shutdown_hook(). Any thread.
+    uint64_t add_shutdown_hook(std::function<void()> fn);
+    /// Drops a hook that has not run yet (its owner released the state itself). Any thread.
+    void remove_shutdown_hook(uint64_t id);
+
     /// Clears pending GL errors; returns the first one (GL_NO_ERROR when none).
     GLenum take_gl_error() const noexcept;
 
@@ -85,6 +94,8 @@ private:
     std::condition_variable cv_;      // the queue has work, or stop
     std::condition_variable done_cv_; // a sync task finished
     std::deque<Task> queue_;
+    std::map<uint64_t, std::function<void()>> shutdown_hooks_; // guarded by mu_
+    uint64_t next_hook_ = 1;                                   // guarded by mu_
     bool stop_ = false;
     std::thread thread_;
 };
