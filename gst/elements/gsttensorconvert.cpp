@@ -30,6 +30,11 @@
  * as EGLImages where the display can, else uploaded, counted in `gl-stats`), or `auto` (GL on a
  * hardware GPU renderer, the CPU otherwise, including on software renderers such as llvmpipe).
  *
+ * An input buffer that does not match the caps (too small, a GstVideoMeta of another format or
+ * size, planes outside its memory) is dropped with a warning and counted in
+ * #GstTensorConvert:dropped; ten in a row are an error. A refused `mean`, `std` or `crop` is a
+ * g_warning when set and keeps the element from starting.
+ *
  * The geometry the picture landed at (scale and padding) is readable from the
  * `letterbox-scale` and `letterbox-left/top/right/bottom` properties once caps are set, so
  * detections can be mapped back to the source frame.
@@ -45,10 +50,13 @@
 
 #include "gsttensorconvert.h"
 
+#include "frame_check.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "tensorconvert_colorimetry.hpp"
 #include "tensorconvert_compute.hpp"
+#include "tensorconvert_input.hpp"
+#include "tensorconvert_settings.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -78,6 +86,7 @@ namespace
 
 namespace eg = edgetensor::gst;
 namespace et = edgetensor;
+namespace cs = edgetensor::gst::tensorconvert;
 
 constexpr guint MAX_SIZE = 16384;
 constexpr guint DEFAULT_WIDTH = 0;
@@ -118,6 +127,7 @@ enum {
     PROP_CACHE_MISSES,
     PROP_COMPUTE,
     PROP_GL_STATS,
+    PROP_DROPPED,
 };
 
 // Every format the engine reads (GStreamer spelling, as convert_format_from_name() takes it).
@@ -157,6 +167,8 @@ struct Settings {
     std::optional<et::Region> crop;
     guint n_threads = DEFAULT_N_THREADS;
     GstTensorConvertCompute compute = DEFAULT_COMPUTE;
+    // Values set but refused (and not replaced since): start() will not run with them.
+    cs::Refusals refused;
 };
 
 // What the last set_caps computed; read-only properties.
@@ -193,6 +205,11 @@ struct Streaming {
     std::string warned_colorimetry;
     // GL counters of the converters replaced by caps changes since start.
     et::GlImportStats gl_carried;
+    // Input buffers that did not match the caps: dropped in total, and in a row now.
+    guint64 dropped = 0;
+    guint consecutive_drops = 0;
+    // A top-down copy of a bottom-up (negative-stride) frame: the engine takes positive pitches.
+    std::vector<uint8_t> scratch;
 };
 
 // One C++ state object per element: settings and report under the object lock, streaming
@@ -359,86 +376,6 @@ et::Shape output_shape(const Settings& s, size_t w, size_t h)
     if (s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW)
         return {1, c, h, w};
     return {1, h, w, c};
-}
-
-// Parses "a,b,c" into floats. Empty string = empty list.
-bool parse_float_list(const char* str, std::vector<float>* out, std::string* why)
-{
-    out->clear();
-    if (!str || !*str)
-        return true;
-    gchar** parts = g_strsplit(str, ",", -1);
-    bool ok = true;
-    for (gchar** p = parts; *p && ok; ++p) {
-        g_strstrip(*p);
-        char* end = nullptr;
-        errno = 0;
-        const double v = g_ascii_strtod(*p, &end);
-        if (!**p || !end || *end != '\0' || errno != 0 || !std::isfinite(v)) {
-            *why = std::string("\"") + *p + "\" is not a finite number";
-            ok = false;
-        } else {
-            out->push_back(float(v));
-        }
-    }
-    g_strfreev(parts);
-    if (ok && out->size() > 4) {
-        *why = "at most 4 values (one per output channel)";
-        ok = false;
-    }
-    return ok;
-}
-
-// Parses "x,y,width,height" (non-negative integers, width and height > 0). Empty = no crop.
-bool parse_crop(const char* str, std::optional<et::Region>* out, std::string* why)
-{
-    out->reset();
-    if (!str || !*str)
-        return true;
-    gchar** parts = g_strsplit(str, ",", -1);
-    std::vector<guint64> v;
-    bool ok = true;
-    for (gchar** p = parts; *p && ok; ++p) {
-        g_strstrip(*p);
-        guint64 n = 0;
-        GError* err = nullptr;
-        if (!g_ascii_string_to_unsigned(*p, 10, 0, MAX_SIZE, &n, &err)) {
-            *why = std::string("\"") + *p + "\" is not an integer from 0 to 16384";
-            g_clear_error(&err);
-            ok = false;
-        }
-        v.push_back(n);
-    }
-    g_strfreev(parts);
-    if (ok && v.size() != 4) {
-        *why = "expected four integers x,y,width,height";
-        ok = false;
-    }
-    if (ok && (v[2] == 0 || v[3] == 0)) {
-        *why = "width and height must be at least 1";
-        ok = false;
-    }
-    if (ok)
-        *out = et::Region{size_t(v[0]), size_t(v[1]), size_t(v[2]), size_t(v[3])};
-    return ok;
-}
-
-// Spreads a mean/std list over the output channels: one value for all, or one per channel.
-bool per_channel(const std::vector<float>& v, size_t channels, float def, std::array<float, 4>* out)
-{
-    out->fill(def);
-    if (v.empty())
-        return true;
-    if (v.size() == 1) {
-        for (size_t c = 0; c < channels; ++c)
-            (*out)[c] = v[0];
-        return true;
-    }
-    if (v.size() != channels)
-        return false;
-    for (size_t c = 0; c < channels; ++c)
-        (*out)[c] = v[c];
-    return true;
 }
 
 // ---- caps ----------------------------------------------------------------------------------
@@ -779,8 +716,8 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
         s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW ? et::TensorLayout::Chw : et::TensorLayout::Hwc;
     cfg.dtype = output_dtype(s.dtype);
     const size_t channels = channels_of(s);
-    if (!per_channel(s.mean, channels, 0.f, &cfg.mean) ||
-        !per_channel(s.stdev, channels, 1.f, &cfg.std)) {
+    if (!cs::per_channel(s.mean, channels, 0.f, &cfg.mean) ||
+        !cs::per_channel(s.stdev, channels, 1.f, &cfg.std)) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                           ("mean and std need one value or one per output channel (%zu for "
                            "format=%s); got mean=\"%s\" std=\"%s\".",
@@ -1023,8 +960,8 @@ gboolean decide_allocation_impl(GstTensorConvert* self, GstQuery* query)
     if (!pool)
         pool.reset(gst_edge_tensor_buffer_pool_new());
     min = std::max(min, DEFAULT_MIN_BUFFERS);
-    if (max)
-        max = std::max(max, min);
+    // Bounded even when downstream sets no bound: each buffer holds an fd (see internal.hpp).
+    max = std::max(max ? max : eg::kDefaultMaxBuffers, min);
 
     const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
     const bool downstream_meta =
@@ -1079,12 +1016,13 @@ gboolean gst_tensor_convert_propose_allocation(GstBaseTransform* trans, GstQuery
         eg::GstObjectPtr<GstBufferPool> pool(gst_edge_tensor_buffer_pool_new());
         const GstEdgeTensorMemoryKind kind = pool_memory_kind(self, caps, false);
         guint size = 0;
-        if (!configure_pool(pool.get(), caps, DEFAULT_MIN_BUFFERS, 0, kind,
+        if (!configure_pool(pool.get(), caps, DEFAULT_MIN_BUFFERS, eg::kDefaultMaxBuffers, kind,
                             GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE, false, &size)) {
             GST_DEBUG_OBJECT(self, "not proposing a pool for %" GST_PTR_FORMAT, caps);
             return TRUE;
         }
-        gst_query_add_allocation_pool(query, pool.get(), size, DEFAULT_MIN_BUFFERS, 0);
+        gst_query_add_allocation_pool(query, pool.get(), size, DEFAULT_MIN_BUFFERS,
+                                      eg::kDefaultMaxBuffers);
         return TRUE;
     } catch (const std::exception& e) {
         GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
@@ -1102,6 +1040,20 @@ void record_colorimetry(const Streaming& st, GstBuffer* outbuf)
     }
 }
 
+// Drops `inbuf`, which does not match the caps (`why`), as stock converters do (a switch of
+// input-selector, a glitching producer); messages are posted outside `mu`.
+GstFlowReturn drop_input(GstTensorConvert* self, GstBuffer* inbuf, const std::string& why)
+{
+    guint64 dropped;
+    guint in_row;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        dropped = ++state_of(self).streaming.dropped;
+        in_row = ++state_of(self).streaming.consecutive_drops;
+    }
+    return cs::report_drop(GST_ELEMENT(self), GST_CAT_DEFAULT, inbuf, why, dropped, in_row);
+}
+
 GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
 {
     std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -1111,6 +1063,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
                           (nullptr));
         return GST_FLOW_NOT_NEGOTIATED;
     }
+    st.consecutive_drops = 0; // the frame matched the caps (checked by the caller)
 
     // Foreign fd memory (a camera's DMA-BUFs, a memfd) goes through the import cache, so the
     // source is the same tensor, with the same identity, whenever its buffer comes back, and
@@ -1141,23 +1094,30 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
     }
     GstVideoFrame in;
     if (!gst_video_frame_map(&in, &st.in_info, inbuf, GST_MAP_READ)) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map the input frame."),
+        GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                          ("Cannot map the input frame%s.", eg::take_map_failure().c_str()),
                           ("gst_video_frame_map failed on %" GST_PTR_FORMAT
                            " (its size or GstVideoMeta does not match the caps)",
                            inbuf));
         return GST_FLOW_ERROR;
     }
     et::SourceFrame src;
-    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&in) && p < src.planes.size(); ++p)
-        src.planes[p] = {static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, p)),
-                         size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&in, p))};
+    if (eg::frame_is_bottom_up(&in)) {
+        GST_LOG_OBJECT(self, "bottom-up frame: converting a top-down copy");
+        cs::top_down_copy(&in, &st.in_info, &st.scratch, &src);
+    } else {
+        for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&in) && p < src.planes.size(); ++p)
+            src.planes[p] = {static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, p)),
+                             size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&in, p))};
+    }
 
     et::Result<void> r;
     if (st.out_video) {
         GstVideoFrame out;
         if (!gst_video_frame_map(&out, &st.out_info, outbuf, GST_MAP_WRITE)) {
             gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output frame."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
                               ("gst_video_frame_map failed on %" GST_PTR_FORMAT, outbuf));
             return GST_FLOW_ERROR;
         }
@@ -1169,7 +1129,8 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         GstMapInfo map;
         if (!gst_buffer_map(outbuf, &map, GST_MAP_WRITE)) {
             gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output tensor."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output tensor%s.", eg::take_map_failure().c_str()),
                               ("gst_buffer_map failed on %" GST_PTR_FORMAT, outbuf));
             return GST_FLOW_ERROR;
         }
@@ -1202,6 +1163,18 @@ GstFlowReturn gst_tensor_convert_transform(GstBaseTransform* trans, GstBuffer* i
 {
     auto* self = GST_TENSOR_CONVERT(trans);
     try {
+        // Every plane's first and last byte inside the mapped memory, before the engine (or
+        // gst_video_frame_map, which checks only each plane's first byte) touches the frame.
+        GstVideoInfo info;
+        bool configured;
+        {
+            std::lock_guard<std::mutex> lock(state_of(self).mu);
+            configured = state_of(self).streaming.converter.has_value();
+            info = state_of(self).streaming.in_info;
+        }
+        std::string why;
+        if (configured && !eg::check_video_frame(inbuf, &info, &why))
+            return drop_input(self, inbuf, why);
         return transform_impl(self, inbuf, outbuf);
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Conversion failed."), ("%s", e.what()));
@@ -1209,10 +1182,43 @@ GstFlowReturn gst_tensor_convert_transform(GstBaseTransform* trans, GstBuffer* i
     return GST_FLOW_ERROR;
 }
 
+// The settings start() refuses: values that were refused when set, and a normalisation that
+// overflows float whatever the input (each of mean and std fits a float; together they may not).
+bool check_settings(GstTensorConvert* self)
+{
+    const Settings s = settings_snapshot(self);
+    if (!s.refused.empty()) {
+        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
+                          ("Invalid property values: %s. tensorconvert does not run with settings "
+                           "other than those asked for: fix or remove them.",
+                           s.refused.describe().c_str()),
+                          ("%s", describe_settings(s).c_str()));
+        return false;
+    }
+    std::string why;
+    if (!cs::normalisation_is_finite(s.mean, s.stdev, channels_of(s), &why)) {
+        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
+                          ("mean=\"%s\" std=\"%s\" cannot be applied: %s.", s.mean_str.c_str(),
+                           s.std_str.c_str(), why.c_str()),
+                          (nullptr));
+        return false;
+    }
+    return true;
+}
+
+GstFlowReturn gst_tensor_convert_prepare_output_buffer(GstBaseTransform* trans, GstBuffer* inbuf,
+                                                       GstBuffer** outbuf)
+{
+    return eg::prepare_output_from_pool(
+        trans, GST_BASE_TRANSFORM_CLASS(gst_tensor_convert_parent_class), inbuf, outbuf);
+}
+
 gboolean gst_tensor_convert_start(GstBaseTransform* trans)
 {
     auto* self = GST_TENSOR_CONVERT(trans);
     try {
+        if (!check_settings(self))
+            return FALSE;
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         state_of(self).streaming = Streaming{};
         state_of(self).streaming.cache.reset(
@@ -1252,13 +1258,23 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
 
 // ---- GObject -------------------------------------------------------------------------------
 
+// A refused value must be seen: gst-launch sets properties before the element has a bus, so
+// the bus warning alone is lost there. Like GLib's own refusal of an out-of-range value, it is a
+// g_warning; and the refusal is kept, so start() fails instead of running with old settings.
 void refuse_value(GstTensorConvert* self, const char* prop, const char* value,
                   const std::string& why)
 {
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Invalid %s \"%s\": %s. The previous value is kept.", prop,
-                         value ? value : "", why.c_str()),
-                        (nullptr));
+    const char* v = value ? value : "";
+    {
+        eg::ObjectLockGuard lock(self);
+        state_of(self).settings.refused.refuse(prop, v, why);
+    }
+    g_warning("%s: invalid %s \"%s\": %s. The previous value is kept and the element will not "
+              "start until %s is set to a valid value.",
+              GST_OBJECT_NAME(self), prop, v, why.c_str(), prop);
+    GST_ELEMENT_WARNING(
+        self, LIBRARY, SETTINGS,
+        ("Invalid %s \"%s\": %s. The previous value is kept.", prop, v, why.c_str()), (nullptr));
 }
 
 void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -1275,19 +1291,15 @@ void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValu
         const char* str = nullptr;
         if (prop_id == PROP_MEAN || prop_id == PROP_STD) {
             str = g_value_get_string(value);
-            if (!parse_float_list(str, &list, &why)) {
+            const bool ok = prop_id == PROP_MEAN ? cs::parse_mean(str, &list, &why)
+                                                 : cs::parse_std(str, &list, &why);
+            if (!ok) {
                 refuse_value(self, pspec->name, str, why);
                 return;
             }
-            if (prop_id == PROP_STD)
-                for (float v : list)
-                    if (v == 0.f) {
-                        refuse_value(self, pspec->name, str, "std values must not be zero");
-                        return;
-                    }
         } else if (prop_id == PROP_CROP) {
             str = g_value_get_string(value);
-            if (!parse_crop(str, &crop, &why)) {
+            if (!cs::parse_crop(str, &crop, &why)) {
                 refuse_value(self, pspec->name, str, why);
                 return;
             }
@@ -1295,6 +1307,7 @@ void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValu
 
         eg::ObjectLockGuard lock(self);
         Settings& s = state_of(self).settings;
+        s.refused.accept(pspec->name);
         switch (prop_id) {
         case PROP_WIDTH:
             s.width = g_value_get_uint(value);
@@ -1351,12 +1364,14 @@ void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* val
                                      GParamSpec* pspec)
 {
     auto* self = GST_TENSOR_CONVERT(object);
-    if (prop_id == PROP_CACHE_HITS || prop_id == PROP_CACHE_MISSES) {
+    if (prop_id == PROP_CACHE_HITS || prop_id == PROP_CACHE_MISSES || prop_id == PROP_DROPPED) {
         // Streaming state: under mu, never with the object lock held.
         std::lock_guard<std::mutex> slock(state_of(self).mu);
         const Streaming& st = state_of(self).streaming;
         guint64 v = 0;
-        if (st.cache)
+        if (prop_id == PROP_DROPPED)
+            v = st.dropped;
+        else if (st.cache)
             v = prop_id == PROP_CACHE_HITS
                     ? gst_edge_tensor_import_cache_get_hits(st.cache.get())
                     : gst_edge_tensor_import_cache_get_misses(st.cache.get());
@@ -1600,6 +1615,14 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
                            "zero-copy-declines, readbacks (all guint64; zero with the CPU; "
                            "read-only)",
                            GST_TYPE_STRUCTURE, kReportFlags));
+    g_object_class_install_property(
+        gobject_class, PROP_DROPPED,
+        g_param_spec_uint64("dropped", "Dropped",
+                            "Input buffers dropped because they did not match the caps (too "
+                            "small, a GstVideoMeta of another format or size, planes outside "
+                            "the memory); each run of drops warns once and 10 in a row are an "
+                            "error (read-only, since the element started)",
+                            0, G_MAXUINT64, 0, kReportFlags));
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -1622,6 +1645,7 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
     bt_class->propose_allocation = gst_tensor_convert_propose_allocation;
     bt_class->sink_event = gst_tensor_convert_sink_event;
     bt_class->transform = gst_tensor_convert_transform;
+    bt_class->prepare_output_buffer = gst_tensor_convert_prepare_output_buffer;
     bt_class->start = gst_tensor_convert_start;
     bt_class->stop = gst_tensor_convert_stop;
     bt_class->passthrough_on_same_caps = FALSE;
