@@ -44,6 +44,7 @@
 
 #include "gsttensorimport.h"
 
+#include "frame_check.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "tensorimport_memories.hpp"
@@ -209,7 +210,7 @@ eg::GstObjectPtr<GstBufferPool> make_pool(GstTensorImport* self, GstCaps* caps, 
 {
     eg::GstObjectPtr<GstBufferPool> pool(gst_edge_tensor_buffer_pool_new());
     GstStructure* config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_set_params(config, caps, 0, min, 0);
+    gst_buffer_pool_config_set_params(config, caps, 0, min, eg::kDefaultMaxBuffers);
     gst_edge_tensor_buffer_pool_config_set_memory_kind(config, GST_EDGE_TENSOR_MEMORY_AUTO);
     if (video)
         gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
@@ -460,9 +461,11 @@ gboolean propose_allocation_impl(GstTensorImport* self, GstQuery* decide_query, 
     if (!pool)
         return TRUE;
     if (n > 0)
-        gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, PROPOSED_MIN_BUFFERS, 0);
+        gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, PROPOSED_MIN_BUFFERS,
+                                          eg::kDefaultMaxBuffers);
     else
-        gst_query_add_allocation_pool(query, pool.get(), size, PROPOSED_MIN_BUFFERS, 0);
+        gst_query_add_allocation_pool(query, pool.get(), size, PROPOSED_MIN_BUFFERS,
+                                      eg::kDefaultMaxBuffers);
     if (GstAllocator* alloc = gst_edge_tensor_allocator_get()) {
         GstAllocationParams params;
         gst_allocation_params_init(&params);
@@ -521,10 +524,15 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
     }
     if (!pool) {
         pool = make_pool(self, caps.get(), video, COPY_POOL_MIN_BUFFERS, nullptr);
-        if (!pool || !gst_buffer_pool_set_active(pool.get(), TRUE)) {
+        if (!pool) {
             GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                               ("Cannot create a buffer pool to copy into."),
                               ("caps %" GST_PTR_FORMAT, caps.get()));
+            return GST_FLOW_ERROR;
+        }
+        if (!gst_buffer_pool_set_active(pool.get(), TRUE)) {
+            eg::post_acquire_error(GST_ELEMENT(self), pool.get(), GST_FLOW_ERROR,
+                                   "the buffers to copy into");
             return GST_FLOW_ERROR;
         }
         std::lock_guard<std::mutex> lock(st.mu);
@@ -533,6 +541,8 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
 
     GstBuffer* dst = nullptr;
     GstFlowReturn ret = gst_buffer_pool_acquire_buffer(pool.get(), &dst, nullptr);
+    if (ret == GST_FLOW_ERROR)
+        eg::post_acquire_error(GST_ELEMENT(self), pool.get(), ret, "a buffer to copy into");
     if (ret != GST_FLOW_OK)
         return ret;
     eg::MiniObjectPtr<GstBuffer> owned(dst);
@@ -541,7 +551,7 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
         GstVideoFrame in, o;
         if (gst_video_frame_map(&in, &vinfo, inbuf, GST_MAP_READ)) {
             if (gst_video_frame_map(&o, &vinfo, dst, GST_MAP_WRITE)) {
-                ok = gst_video_frame_copy(&o, &in);
+                ok = eg::copy_video_frame(&o, &in);
                 gst_video_frame_unmap(&o);
             }
             gst_video_frame_unmap(&in);
@@ -555,7 +565,8 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
         }
     }
     if (!ok) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot copy the input frame."),
+        GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                          ("Cannot copy the input frame%s.", eg::take_map_failure().c_str()),
                           ("mapping or copying %" GST_PTR_FORMAT " failed", inbuf));
         return GST_FLOW_ERROR;
     }
@@ -565,11 +576,49 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
     return GST_FLOW_OK;
 }
 
+// True when `inbuf` is what the caps say: a video frame whose every plane lies inside its
+// memory, or a tensor of exactly the caps' size in one memory (never padded, never cut).
+bool input_matches_caps(GstTensorImport* self, GstBuffer* inbuf, std::string* why)
+{
+    bool have_caps, video;
+    GstVideoInfo vinfo;
+    gsize tensor_bytes;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        const Streaming& s = state_of(self).streaming;
+        have_caps = bool(s.caps);
+        video = s.video;
+        vinfo = s.vinfo;
+        tensor_bytes = s.tensor_bytes;
+    }
+    if (!have_caps)
+        return true; // the import cache and the copy say "before caps"
+    if (video)
+        return eg::check_video_frame(inbuf, &vinfo, why);
+    // Several memories (NNStreamer's split or appended tensors) are sized up by
+    // locate_tensor(), which refuses any that do not add up to exactly one tensor.
+    const gsize size = gst_buffer_get_size(inbuf);
+    if (tensor_bytes != 0 && gst_buffer_n_memory(inbuf) == 1 && size != tensor_bytes) {
+        *why = "it holds " + std::to_string(size) + " bytes, but the other/tensors caps describe " +
+               std::to_string(tensor_bytes) + " (tensors are never padded or cut)";
+        return false;
+    }
+    return true;
+}
+
 // All the work happens here rather than in transform_ip, because a copy replaces the buffer.
 GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** outbuf)
 {
     State& st = state_of(self);
     st.frames++;
+    std::string mismatch;
+    if (!input_matches_caps(self, inbuf, &mismatch)) {
+        GST_ELEMENT_ERROR(
+            self, STREAM, FORMAT,
+            ("An input buffer does not match the caps: %s.", mismatch.c_str()),
+            ("buffer %" GST_PTR_FORMAT " from \"%s\"", inbuf, upstream_name(self).c_str()));
+        return GST_FLOW_ERROR;
+    }
     // In place: the input itself when writable, else a copy sharing its memory.
     GstBuffer* work = gst_buffer_is_writable(inbuf) ? inbuf : gst_buffer_copy(inbuf);
 
@@ -626,6 +675,18 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
     const std::string sent = where.layout == eg::TensorMemories::Layout::Single
                                  ? std::string("memory of type \"") + memory_type_of(inbuf) + "\""
                                  : multi_sent;
+    const char* mem_type = memory_type_of(inbuf);
+    // An import that failed (a system call said no) is not the memory's fault: say what failed.
+    const bool failed = result == GST_EDGE_TENSOR_IMPORT_FAILED;
+    if (mode == GST_TENSOR_IMPORT_COPY_NEVER && failed) {
+        GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                          ("Cannot import a buffer from upstream element \"%s\": %s.",
+                           upstream.c_str(), why.c_str()),
+                          ("memory of type \"%s\"; copy-mode is \"never\", so it is not copied "
+                           "either",
+                           mem_type));
+        return GST_FLOW_ERROR;
+    }
     if (mode == GST_TENSOR_IMPORT_COPY_NEVER) {
         GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                           ("Upstream element \"%s\" sends %s, which cannot be imported without a "
@@ -641,7 +702,13 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
         std::lock_guard<std::mutex> lock(st.mu);
         warn = !std::exchange(st.streaming.warned_copy, true);
     }
-    if (warn)
+    if (warn && failed)
+        GST_ELEMENT_WARNING(self, RESOURCE, READ,
+                            ("Copying frames: importing a buffer from upstream element \"%s\" "
+                             "failed (%s); every copy is counted (property \"copies\").",
+                             upstream.c_str(), why.c_str()),
+                            ("memory of type \"%s\"", mem_type));
+    else if (warn)
         GST_ELEMENT_WARNING(self, STREAM, FORMAT,
                             ("Copying frames: upstream element \"%s\" sends %s, which cannot "
                              "be imported; every copy is counted (property \"copies\").",
@@ -655,8 +722,8 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
     eg::MiniObjectPtr<GstBuffer> owned(copy);
     gchar* why2 = nullptr;
     if (!gst_edge_tensor_import_cache_attach_meta(st.cache.get(), copy, &result, &why2)) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Cannot describe the copied frame."),
-                          ("%s", why2 ? why2 : ""));
+        GST_ELEMENT_ERROR(self, STREAM, FAILED,
+                          ("Cannot describe the copied frame: %s.", why2 ? why2 : "?"), (nullptr));
         g_free(why2);
         return GST_FLOW_ERROR;
     }

@@ -11,6 +11,9 @@
  * host without a DMA-BUF provider the frames live in shared memory (memory type
  * "edgetensor-shm"); every buffer carries a #GstEdgeTensorMeta either way.
  *
+ * It seeks as videotestsrc does: after a flushing seek the next frame is the one at the
+ * segment position, with that frame's timestamp and pattern.
+ *
  * Downstream that offers a #GstEdgeTensorBufferPool in the ALLOCATION query gets its pool used;
  * otherwise the element makes its own. When downstream cannot read GstVideoMeta and 64-byte
  * aligned DMA-BUF rows would differ from GStreamer's default layout, the element falls back to
@@ -53,7 +56,8 @@ constexpr GstTensorTestSrcPattern DEFAULT_PATTERN = GST_TENSOR_TEST_SRC_GRADIENT
 constexpr gboolean DEFAULT_IS_LIVE = FALSE;
 constexpr GstEdgeTensorMemoryKind DEFAULT_MEMORY = GST_EDGE_TENSOR_MEMORY_AUTO;
 constexpr guint DEFAULT_MIN_BUFFERS = 4;
-constexpr guint DEFAULT_MAX_BUFFERS = 0;
+// Bounded: every pooled buffer holds an fd, and a deep queue downstream would take them all.
+constexpr guint DEFAULT_MAX_BUFFERS = edgetensor::gst::kDefaultMaxBuffers;
 constexpr guint MAX_POOL_BUFFERS = 64;
 constexpr gint DEFAULT_WIDTH = 320;
 constexpr gint DEFAULT_HEIGHT = 240;
@@ -97,7 +101,9 @@ struct Streaming {
     eg::TensorCaps tensor;
     gint fps_n = 0;
     gint fps_d = 1;
-    guint64 n_frames = 0;
+    guint64 n_frames = 0; // the next frame's number: its pattern and its timestamp
+    bool reverse = false; // a negative-rate seek: frames count down to 0
+    bool reverse_done = false;
 };
 
 // One C++ state object per element: settings under the object lock, streaming state under mu.
@@ -465,6 +471,8 @@ gboolean decide_allocation_impl(GstTensorTestSrc* self, GstQuery* query)
     gst_buffer_pool_config_set_params(config, caps, 0, min, max);
     gst_edge_tensor_buffer_pool_config_set_memory_kind(config, kind);
     gst_edge_tensor_buffer_pool_config_set_cpu_access(config, GST_EDGE_TENSOR_CPU_ACCESS_WRITE);
+    // (GstBaseSrc activates the pool after this; a failure there would be reported as "not
+    // negotiated", so activation is done, and its failure explained, at the end here.)
     if (video && downstream_meta)
         gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
     if (!gst_buffer_pool_set_config(pool.get(), config)) {
@@ -483,6 +491,11 @@ gboolean decide_allocation_impl(GstTensorTestSrc* self, GstQuery* query)
                     GST_OBJECT_NAME(pool.get()),
                     eg::memory_kind_name(gst_edge_tensor_buffer_pool_get_memory_kind(pool.get())),
                     size, min, max);
+    if (!gst_buffer_pool_is_active(pool.get()) && !gst_buffer_pool_set_active(pool.get(), TRUE)) {
+        eg::post_acquire_error(GST_ELEMENT(self), pool.get(), GST_FLOW_ERROR,
+                               "the frames of its pool");
+        return FALSE;
+    }
     if (have_pool)
         gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, min, max);
     else
@@ -499,6 +512,46 @@ gboolean gst_tensor_test_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query
         GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, (nullptr), ("%s", e.what()));
     }
     return FALSE;
+}
+
+// Seeking as videotestsrc does: the segment's position picks the next frame (its number sets
+// the pattern and its timestamp), and a negative rate counts down to frame 0. GstBaseSrc ends
+// the segment at its stop.
+gboolean gst_tensor_test_src_do_seek(GstBaseSrc* bsrc, GstSegment* segment)
+{
+    auto* self = GST_TENSOR_TEST_SRC(bsrc);
+    segment->time = segment->start;
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    Streaming& st = state_of(self).streaming;
+    st.reverse = segment->rate < 0;
+    st.reverse_done = false;
+    const GstClockTime position =
+        GST_CLOCK_TIME_IS_VALID(segment->position) ? segment->position : 0;
+    st.n_frames = st.fps_n > 0 ? gst_util_uint64_scale(position, guint64(st.fps_n),
+                                                       guint64(st.fps_d) * GST_SECOND)
+                               : 0;
+    GST_DEBUG_OBJECT(self, "seek to %" GST_TIME_FORMAT ": frame %" G_GUINT64_FORMAT "%s",
+                     GST_TIME_ARGS(position), st.n_frames, st.reverse ? ", reverse" : "");
+    return TRUE;
+}
+
+gboolean gst_tensor_test_src_is_seekable(GstBaseSrc*)
+{
+    return TRUE;
+}
+
+// GstBaseSrc's own allocation, with the pool's reason when it fails (an exhausted fd table says
+// so) instead of a bare flow error that surfaces as "Internal data stream error".
+GstFlowReturn gst_tensor_test_src_alloc(GstBaseSrc* bsrc, guint64 offset, guint size,
+                                        GstBuffer** buffer)
+{
+    const GstFlowReturn ret =
+        GST_BASE_SRC_CLASS(gst_tensor_test_src_parent_class)->alloc(bsrc, offset, size, buffer);
+    if (ret == GST_FLOW_ERROR) {
+        eg::GstObjectPtr<GstBufferPool> pool(gst_base_src_get_buffer_pool(bsrc));
+        eg::post_acquire_error(GST_ELEMENT(bsrc), pool.get(), ret, "a frame");
+    }
+    return ret;
 }
 
 gboolean gst_tensor_test_src_start(GstBaseSrc* bsrc)
@@ -557,12 +610,20 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
     Streaming st;
     {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
-        if (!state_of(self).streaming.configured) {
+        Streaming& cur = state_of(self).streaming;
+        if (!cur.configured) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated"));
             return GST_FLOW_NOT_NEGOTIATED;
         }
-        st = state_of(self).streaming;
-        state_of(self).streaming.n_frames++;
+        if (cur.reverse_done)
+            return GST_FLOW_EOS; // reverse playback reached frame 0
+        st = cur;
+        if (!cur.reverse)
+            cur.n_frames++;
+        else if (cur.n_frames > 0)
+            cur.n_frames--;
+        else
+            cur.reverse_done = true;
     }
     GstClockTime pts = GST_CLOCK_TIME_NONE, duration = GST_CLOCK_TIME_NONE;
     if (st.fps_n > 0) {
@@ -580,7 +641,8 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
     if (st.is_video) {
         GstVideoFrame frame;
         if (!gst_video_frame_map(&frame, &st.vinfo, buffer, GST_MAP_WRITE)) {
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output frame."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
                               ("gst_video_frame_map failed on %" GST_PTR_FORMAT, buffer));
             return GST_FLOW_ERROR;
         }
@@ -589,7 +651,8 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
     } else {
         GstMapInfo map;
         if (!gst_buffer_map(buffer, &map, GST_MAP_WRITE)) {
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Cannot map the output tensor."),
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
+                              ("Cannot map the output tensor%s.", eg::take_map_failure().c_str()),
                               ("gst_buffer_map failed on %" GST_PTR_FORMAT, buffer));
             return GST_FLOW_ERROR;
         }
@@ -668,7 +731,8 @@ static void gst_tensor_test_src_class_init(GstTensorTestSrcClass* klass)
         g_param_spec_uint(
             "max-buffers", "Maximum buffers",
             "Most buffers the pool allocates; the source waits for one to come "
-            "back when all are downstream (0 to 64, 0 = no limit, default 0)",
+            "back when all are downstream. Each holds a file descriptor. (0 to 64, 0 = no "
+            "limit, default 32)",
             0, MAX_POOL_BUFFERS, DEFAULT_MAX_BUFFERS,
             GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 
@@ -686,6 +750,9 @@ static void gst_tensor_test_src_class_init(GstTensorTestSrcClass* klass)
     base_class->start = gst_tensor_test_src_start;
     base_class->stop = gst_tensor_test_src_stop;
     base_class->get_times = gst_tensor_test_src_get_times;
+    base_class->do_seek = gst_tensor_test_src_do_seek;
+    base_class->is_seekable = gst_tensor_test_src_is_seekable;
+    base_class->alloc = gst_tensor_test_src_alloc;
     base_class->query = gst_tensor_test_src_query;
     push_class->fill = gst_tensor_test_src_fill;
 

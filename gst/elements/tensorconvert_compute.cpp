@@ -49,28 +49,4 @@ GstTensorConvertCompute element_compute(ConvertCompute c) noexcept
     return GST_TENSOR_CONVERT_COMPUTE_AUTO;
 }
 
-GlImportStats add_gl_stats(const GlImportStats& a, const GlImportStats& b) noexcept
-{
-    GlImportStats s;
-    s.hits = a.hits + b.hits;
-    s.misses = a.misses + b.misses;
-    s.evictions = a.evictions + b.evictions;
-    s.swept = a.swept + b.swept;
-    s.entries = b.entries;
-    s.uploads = a.uploads + b.uploads;
-    s.zero_copy_declines = a.zero_copy_declines + b.zero_copy_declines;
-    s.readbacks = a.readbacks + b.readbacks;
-    return s;
-}
-
-GstStructure* gl_stats_structure(const GlImportStats& s)
-{
-    return gst_structure_new(
-        "edgetensor-gl-stats", "hits", G_TYPE_UINT64, guint64(s.hits), "misses", G_TYPE_UINT64,
-        guint64(s.misses), "evictions", G_TYPE_UINT64, guint64(s.evictions), "swept", G_TYPE_UINT64,
-        guint64(s.swept), "entries", G_TYPE_UINT64, guint64(s.entries), "uploads", G_TYPE_UINT64,
-        guint64(s.uploads), "zero-copy-declines", G_TYPE_UINT64, guint64(s.zero_copy_declines),
-        "readbacks", G_TYPE_UINT64, guint64(s.readbacks), nullptr);
-}
-
 } // namespace edgetensor::gst

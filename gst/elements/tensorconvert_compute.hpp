@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// tensorconvert's compute backend choice (the `compute` property) and the GL backend's
-// counters (the `gl-stats` property): the engine decides (edgetensor::ConvertCompute), the
-// element only maps its enum and reports.
+// tensorconvert's compute backend choice (the `compute` property): the engine decides
+// (edgetensor::ConvertCompute), the element only maps its enum. The GL backend's counters are
+// in tensorconvert_stats.hpp.
 
 #pragma once
 
@@ -17,12 +17,5 @@ namespace edgetensor::gst
 
 ConvertCompute convert_compute(GstTensorConvertCompute c) noexcept;
 GstTensorConvertCompute element_compute(ConvertCompute c) noexcept;
-
-/// a + b, counter by counter (entries: b's, the live cache's).
-GlImportStats add_gl_stats(const GlImportStats& a, const GlImportStats& b) noexcept;
-
-/// "edgetensor-gl-stats, hits=(guint64)..., misses, evictions, swept, entries, uploads,
-/// zero-copy-declines, readbacks". Caller owns it.
-GstStructure* gl_stats_structure(const GlImportStats& s);
 
 } // namespace edgetensor::gst

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // GstEdgeTensorAllocator (DMA-BUF memories) and its sibling GstEdgeTensorShmAllocator
-// (shared-memory memories). Both hand out GstFdMemory whose fd is a duplicate owned by the
-// memory; the tensor rides along as qdata on the memory and dies with it.
+// (shared-memory memories). Both hand out GstFdMemory that borrows the tensor's own fd
+// (GST_FD_MEMORY_FLAG_DONT_CLOSE): the tensor rides along as qdata on the memory, owns the fd
+// and dies with the memory, so a pooled buffer costs one fd, not two.
 //
 // Mapping: GstFdMemory would mmap and munmap the fd on every gst_memory_map() (and fault in
 // every page again), although the tensor keeps one mapping for its storage's life. Both
@@ -149,10 +150,15 @@ edgetensor::CpuAccess access_of(GstMapFlags flags)
     return w ? CpuAccess::Write : CpuAccess::Read;
 }
 
+// Why the last tensor-backed map on this thread failed: gst_memory_map() can only say that it
+// did, and the element that mapped wants to say why (take_map_failure()).
+thread_local std::string t_map_failure;
+
 // info->user_data[0] holds the RawMap of a tensor-backed map, nullptr for the parent's path.
 gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
 {
     info->user_data[0] = nullptr;
+    t_map_failure.clear();
     const MemoryTensor* mt = peek_holder(mem);
     if (!mt) {
         const ParentMap& pm = parent_map_of(mem->allocator);
@@ -165,6 +171,7 @@ gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
         if (!map) {
             GST_ERROR_OBJECT(mem->allocator, "cannot map the tensor behind memory %p: %s",
                              static_cast<void*>(mem), map.error().message().c_str());
+            t_map_failure = map.error().message();
             return nullptr;
         }
         if (map->size_bytes() < maxsize) {
@@ -367,19 +374,20 @@ Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
     switch (tensor.memory()) {
     case TensorMemory::Dma:
     case TensorMemory::Shm: {
-        auto fd = tensor.clone_fd();
-        if (!fd)
-            return unexpected(std::move(fd).error());
+        // Borrowed: the qdata set below keeps the tensor, and so its fd, alive until the memory
+        // is freed (qdata is released before the memory's free function runs).
+        const int fd = tensor.fd();
+        if (fd < 0)
+            return make_error(ErrorCode::InvalidArgument, "the tensor has no fd to wrap");
         GstAllocator* fd_alloc = owner.get();
         GstObjectPtr<GstAllocator> shm;
         if (tensor.memory() == TensorMemory::Shm && GST_IS_EDGE_TENSOR_ALLOCATOR(fd_alloc)) {
             shm.reset(gst_edge_tensor_allocator_get_shm_allocator(fd_alloc));
             fd_alloc = shm.get();
         }
-        mem = gst_fd_allocator_alloc(fd_alloc, fd->get(), size, GST_FD_MEMORY_FLAG_NONE);
+        mem = gst_fd_allocator_alloc(fd_alloc, fd, size, GST_FD_MEMORY_FLAG_DONT_CLOSE);
         if (!mem)
             return make_error(ErrorCode::AllocationFailed, "gst_fd_allocator_alloc failed");
-        fd->release(); // the memory owns it now
         break;
     }
     case TensorMemory::Mem: {
@@ -420,6 +428,11 @@ std::optional<TensorDyn> tensor_from_memory(GstMemory* mem) noexcept
     } catch (...) {
     }
     return std::nullopt;
+}
+
+std::string take_map_failure()
+{
+    return t_map_failure.empty() ? std::string() : ": " + std::exchange(t_map_failure, {});
 }
 
 std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept

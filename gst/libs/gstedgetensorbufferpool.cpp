@@ -13,7 +13,10 @@
 
 #include <gst/video/gstvideopool.h>
 
+#include <sys/resource.h>
+
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -76,7 +79,20 @@ struct PoolPrivate {
     std::condition_variable wait_cv;
     std::atomic<uint64_t> released{0};
     std::atomic<uint32_t> waiters{0};
+
+    // Why the last allocation failed, for the element that acquired (post_acquire_error).
+    std::mutex err_mu;
+    std::string last_error;
+    int last_errno = 0;
 };
+
+void record_failure(GstBufferPool* pool, const edgetensor::Error& e)
+{
+    PoolPrivate* p = static_cast<PoolPrivate*>(GST_EDGE_TENSOR_BUFFER_POOL(pool)->priv);
+    std::lock_guard<std::mutex> lock(p->err_mu);
+    p->last_error = e.message();
+    p->last_errno = e.sys_errno();
+}
 
 // Every caller is one of our vfuncs or a public function that checked the type already, so
 // no checked cast here: acquire/release are per-buffer hot paths and each g_type_check costs
@@ -366,6 +382,7 @@ static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
             GST_ERROR_OBJECT(pool, "cannot allocate a %s tensor of %u bytes: %s",
                              eg::memory_kind_name(cfg->kind), cfg->size,
                              made.error().message().c_str());
+            record_failure(pool, made.error());
             return GST_FLOW_ERROR;
         }
         tensor = std::move(*made);
@@ -390,6 +407,7 @@ static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
     if (!mem) {
         GST_ERROR_OBJECT(pool, "cannot wrap tensor in a GstMemory: %s",
                          mem.error().message().c_str());
+        record_failure(pool, mem.error());
         return GST_FLOW_ERROR;
     }
     GstBuffer* buf = gst_buffer_new();
@@ -483,6 +501,8 @@ static void gst_edge_tensor_buffer_pool_flush_start(GstBufferPool* pool)
     wake_waiters(pool);
 }
 
+static gboolean gst_edge_tensor_buffer_pool_stop(GstBufferPool* pool);
+
 static gboolean gst_edge_tensor_buffer_pool_start(GstBufferPool* pool)
 {
     PoolPrivate* p = priv_of(pool);
@@ -490,7 +510,13 @@ static gboolean gst_edge_tensor_buffer_pool_start(GstBufferPool* pool)
         std::lock_guard<std::mutex> lock(p->shared->mu);
         p->shared->accepting = true;
     }
-    return parent_pool_class()->start(pool);
+    if (parent_pool_class()->start(pool))
+        return TRUE;
+    // GstBufferPool (1.22) gives up at the first preallocation that fails and leaves the buffers
+    // it did allocate in its queue, where nothing frees them (their fds and tensors leak): stop
+    // flushes the queue.
+    gst_edge_tensor_buffer_pool_stop(pool);
+    return FALSE;
 }
 
 static gboolean gst_edge_tensor_buffer_pool_stop(GstBufferPool* pool)
@@ -587,3 +613,69 @@ extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_get_memory_kind(G
     std::lock_guard<std::mutex> lock(p->mu);
     return p->config ? p->config->kind : GST_EDGE_TENSOR_MEMORY_AUTO;
 }
+
+namespace edgetensor::gst
+{
+
+std::string take_pool_error(GstBufferPool* pool, int* err)
+{
+    if (err)
+        *err = 0;
+    if (!pool || !GST_IS_EDGE_TENSOR_BUFFER_POOL(pool))
+        return {};
+    PoolPrivate* p = priv_of(pool);
+    std::lock_guard<std::mutex> lock(p->err_mu);
+    if (err)
+        *err = p->last_errno;
+    p->last_errno = 0;
+    return std::exchange(p->last_error, std::string());
+}
+
+void post_acquire_error(GstElement* element, GstBufferPool* pool, GstFlowReturn ret,
+                        const char* what)
+{
+    int err = 0;
+    const std::string why = take_pool_error(pool, &err);
+    if (why.empty()) {
+        GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT, ("Cannot allocate %s.", what),
+                          ("the buffer pool %s returned %s",
+                           pool ? GST_OBJECT_NAME(pool) : "(none)", gst_flow_get_name(ret)));
+        return;
+    }
+    // The library names errnos in its messages ("... (EMFILE)"), also where several providers
+    // failed and no single errno could be kept.
+    if (err == EMFILE || err == ENFILE || why.find("(EMFILE)") != std::string::npos ||
+        why.find("(ENFILE)") != std::string::npos) {
+        struct rlimit rl {
+        };
+        getrlimit(RLIMIT_NOFILE, &rl);
+        GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
+                          ("Cannot allocate %s: too many open files (EMFILE). Every pooled "
+                           "buffer holds a file descriptor and this process reached its limit "
+                           "of %llu (ulimit -n): raise it, or let fewer buffers wait downstream "
+                           "(a smaller queue, a bounded pool).",
+                           what, (unsigned long long)rl.rlim_cur),
+                          ("%s", why.c_str()));
+        return;
+    }
+    GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
+                      ("Cannot allocate %s: %s", what, why.c_str()),
+                      ("buffer pool %s", pool ? GST_OBJECT_NAME(pool) : "(none)"));
+}
+
+GstFlowReturn prepare_output_from_pool(GstBaseTransform* trans, GstBaseTransformClass* parent,
+                                       GstBuffer* inbuf, GstBuffer** outbuf)
+{
+    GstObjectPtr<GstBufferPool> pool(gst_base_transform_get_buffer_pool(trans));
+    if (pool && !gst_buffer_pool_is_active(pool.get()) &&
+        !gst_buffer_pool_set_active(pool.get(), TRUE)) {
+        post_acquire_error(GST_ELEMENT(trans), pool.get(), GST_FLOW_ERROR, "the output buffers");
+        return GST_FLOW_ERROR;
+    }
+    const GstFlowReturn ret = parent->prepare_output_buffer(trans, inbuf, outbuf);
+    if (ret == GST_FLOW_ERROR)
+        post_acquire_error(GST_ELEMENT(trans), pool.get(), ret, "an output buffer");
+    return ret;
+}
+
+} // namespace edgetensor::gst

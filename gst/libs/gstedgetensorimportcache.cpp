@@ -8,6 +8,8 @@
 // reused for a different buffer. The inode is stable for as long as the buffer exists, and a
 // cached entry owns a duplicate fd, so the buffer (and its inode) outlives the entry.
 
+#include "errno_name.hpp"
+#include "fault.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
 
@@ -219,7 +221,8 @@ bool memory_inode(GstMemory* mem, int fd, MemoryInode* out)
     }
     struct stat st {
     };
-    if (fstat(fd, &st) != 0)
+    if (edgetensor::detail::fault_inject(edgetensor::detail::FaultPoint::Fstat) ||
+        fstat(fd, &st) != 0)
         return false;
     *out = {fd, guint64(st.st_dev), guint64(st.st_ino)};
     gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), quark, g_memdup2(out, sizeof(*out)),
@@ -265,6 +268,12 @@ Classified classify(const GstEdgeTensorImportCache& c, GstBuffer* buffer, Plan& 
         if (n > kMaxPlanes)
             return refuse(Verdict::NotImportable, "more than 4 planes");
         for (guint i = 0; i < n; ++i)
+            if (GST_VIDEO_INFO_PLANE_STRIDE(&plan.vinfo, i) < 0)
+                return refuse(Verdict::NotImportable,
+                              "plane " + std::to_string(i) +
+                                  " has a negative stride (a bottom-up frame), which a tensor's "
+                                  "plane layout cannot describe");
+        for (guint i = 0; i < n; ++i)
             offsets[i] = GST_VIDEO_INFO_PLANE_OFFSET(&plan.vinfo, i);
         plan.key.width = GST_VIDEO_INFO_WIDTH(&plan.vinfo);
         plan.key.height = GST_VIDEO_INFO_HEIGHT(&plan.vinfo);
@@ -308,7 +317,8 @@ Classified classify(const GstEdgeTensorImportCache& c, GstBuffer* buffer, Plan& 
         } else if (!memory_inode(plan.places[i].mem, plan.places[i].fd, &inode)) {
             return refuse(Verdict::Failed,
                           "fstat of plane " + std::to_string(i) + "'s fd " +
-                              std::to_string(plan.places[i].fd) + " failed: " + g_strerror(errno),
+                              std::to_string(plan.places[i].fd) +
+                              " failed: " + edgetensor::detail::errno_text(errno),
                           ErrorCode::Io);
         }
         plan.key.planes[i] = {inode.dev, inode.ino, plan.places[i].fd_offset,
@@ -352,8 +362,9 @@ edgetensor::Result<TensorDyn> import_plan(const GstEdgeTensorImportCache& c, con
     auto dup = [](int fd) -> edgetensor::Result<UniqueFd> {
         UniqueFd d = UniqueFd::dup(fd);
         if (!d)
-            return edgetensor::make_error(
-                ErrorCode::Io, std::string("dup of the memory's fd failed: ") + g_strerror(errno));
+            return edgetensor::make_error(ErrorCode::Io,
+                                          std::string("dup of the memory's fd failed: ") +
+                                              edgetensor::detail::errno_text(errno));
         return d;
     };
 

@@ -5,6 +5,7 @@
 
 #pragma once
 
+#include <gst/base/gstbasetransform.h>
 #include <gst/edgetensor/edgetensor.hpp>
 #include <gst/video/video.h>
 
@@ -104,6 +105,30 @@ GstEdgeTensorMeta* add_tensor_meta(GstBuffer* buffer, const TensorDyn& tensor, i
 void copy_tensor_meta_fields(GstEdgeTensorMeta* dst, const GstEdgeTensorMeta* src) noexcept;
 
 std::optional<TensorMemory> core_memory(GstEdgeTensorMemoryKind kind) noexcept;
+
+/// ": <why>" when the last gst_memory_map() of one of our memories on this thread failed
+/// (DMA_BUF_IOCTL_SYNC refused, ...), else "": for the element's error message. Clears it.
+std::string take_map_failure();
+
+/// The max-buffers the elements give their pools when nobody asks for a bound: every pooled
+/// buffer holds an fd, so an unbounded pool behind a deep queue runs the process out of fds.
+inline constexpr guint kDefaultMaxBuffers = 32;
+
+/// Why the last allocation of the edgetensor pool `pool` failed ("" when none did since the
+/// last call), and its errno when the library kept one. Clears what it returns.
+std::string take_pool_error(GstBufferPool* pool, int* err);
+
+/// Posts the element error for a failed acquire of `what` ("an output buffer") from `pool`,
+/// with the pool's reason; an exhausted fd table says "too many open files (EMFILE)".
+void post_acquire_error(GstElement* element, GstBufferPool* pool, GstFlowReturn ret,
+                        const char* what);
+
+/// GstBaseTransform's own prepare_output_buffer (`parent`'s), with the output pool activated
+/// first and both failures reported through post_acquire_error(): the base class says only
+/// "failed to activate bufferpool", or nothing, and the source ends on "Internal data stream
+/// error".
+GstFlowReturn prepare_output_from_pool(GstBaseTransform* trans, GstBaseTransformClass* parent,
+                                       GstBuffer* inbuf, GstBuffer** outbuf);
 const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;
 
 } // namespace edgetensor::gst

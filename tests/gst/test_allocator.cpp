@@ -60,7 +60,7 @@ TEST(GstAllocator, AllocReturnsMemoryOfTheHostsKindAndSaysSo)
     EXPECT_EQ(offset, 0u);
 }
 
-TEST(GstAllocator, MemoryFdIsItsOwnButTheSameBufferAsTheTensors)
+TEST(GstAllocator, MemoryBorrowsTheTensorsFdSoABufferCostsOneFd)
 {
     AllocatorPtr a(gst_edge_tensor_allocator_new(GST_EDGE_TENSOR_MEMORY_SHM));
     MemoryPtr mem(gst_allocator_alloc(a.get(), 8192, nullptr));
@@ -70,7 +70,7 @@ TEST(GstAllocator, MemoryFdIsItsOwnButTheSameBufferAsTheTensors)
     const int mfd = gst_edge_tensor_memory_get_fd(mem.get());
     ASSERT_GE(mfd, 0);
     EXPECT_EQ(mfd, gst_fd_memory_get_fd(mem.get()));
-    EXPECT_NE(mfd, t->fd()) << "one owner per fd: the memory owns a duplicate";
+    EXPECT_EQ(mfd, t->fd()) << "one fd per memory: it borrows the fd of the tensor it keeps alive";
     EXPECT_EQ(inode_of(mfd), inode_of(t->fd()));
     guint64 dev = 0, ino = 0;
     ASSERT_TRUE(gst_edge_tensor_memory_get_inode(mem.get(), &dev, &ino));
@@ -98,7 +98,7 @@ TEST(GstAllocator, DmaMemoryIsDmaBufWithTheTensorsInode)
     auto t = gst::tensor_from_memory(mem.get());
     ASSERT_TRUE(t);
     EXPECT_EQ(t->memory(), TensorMemory::Dma);
-    EXPECT_NE(fd, t->fd());
+    EXPECT_EQ(fd, t->fd()) << "one fd per memory";
     EXPECT_EQ(inode_of(fd), inode_of(t->fd()));
 }
 

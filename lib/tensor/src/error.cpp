@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "edgetensor/error.hpp"
 
+#include "errno_name.hpp"
+
+#include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -51,10 +55,67 @@ Error Error::io(int err, std::string_view what)
 {
     std::string msg(what);
     msg += ": ";
-    msg += std::strerror(err);
+    msg += detail::errno_text(err);
     Error e(ErrorCode::Io, std::move(msg));
     e.errno_ = err;
     return e;
 }
+
+namespace detail
+{
+namespace
+{
+
+struct ErrnoName {
+    int value;
+    const char* name;
+};
+
+// The errnos our system calls report, and those a fault test may inject.
+constexpr std::array<ErrnoName, 28> kErrnoNames{{
+    {EPERM, "EPERM"},     {ENOENT, "ENOENT"},       {EINTR, "EINTR"},
+    {EIO, "EIO"},         {ENXIO, "ENXIO"},         {EBADF, "EBADF"},
+    {EAGAIN, "EAGAIN"},   {ENOMEM, "ENOMEM"},       {EACCES, "EACCES"},
+    {EFAULT, "EFAULT"},   {EBUSY, "EBUSY"},         {EEXIST, "EEXIST"},
+    {ENODEV, "ENODEV"},   {EINVAL, "EINVAL"},       {ENFILE, "ENFILE"},
+    {EMFILE, "EMFILE"},   {ENOTTY, "ENOTTY"},       {EFBIG, "EFBIG"},
+    {ENOSPC, "ENOSPC"},   {ESPIPE, "ESPIPE"},       {EROFS, "EROFS"},
+    {ERANGE, "ERANGE"},   {ENOSYS, "ENOSYS"},       {EOVERFLOW, "EOVERFLOW"},
+    {ENOTSUP, "ENOTSUP"}, {ETIMEDOUT, "ETIMEDOUT"}, {ECANCELED, "ECANCELED"},
+    {EDEADLK, "EDEADLK"},
+}};
+
+} // namespace
+
+const char* errno_name(int err) noexcept
+{
+    for (const ErrnoName& e : kErrnoNames)
+        if (e.value == err)
+            return e.name;
+    return nullptr;
+}
+
+std::optional<int> errno_from_name(std::string_view name) noexcept
+{
+    for (const ErrnoName& e : kErrnoNames)
+        if (name == e.name)
+            return e.value;
+    return std::nullopt;
+}
+
+std::string errno_text(int err)
+{
+    std::string s = std::strerror(err);
+    if (const char* n = errno_name(err)) {
+        s += " (";
+        s += n;
+        s += ')';
+    } else {
+        s += " (errno " + std::to_string(err) + ")";
+    }
+    return s;
+}
+
+} // namespace detail
 
 } // namespace edgetensor

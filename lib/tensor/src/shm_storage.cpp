@@ -5,6 +5,8 @@
 // processes when no DMA-BUF provider is available.
 
 #include "config.h"
+#include "errno_name.hpp"
+#include "fault.hpp"
 #include "log.hpp"
 #include "storage.hpp"
 
@@ -67,6 +69,8 @@ std::string buffer_label(std::string_view name)
 UniqueFd create_memfd(const std::string& label)
 {
 #if HAVE_MEMFD_CREATE
+    if (fault_inject(FaultPoint::MemfdCreate))
+        return UniqueFd();
     return UniqueFd(::memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
 #else
     (void)label;
@@ -98,7 +102,8 @@ StorageResult map_fd(UniqueFd fd, size_t size, bool try_write, CpuAccess access,
                      const char* provider)
 {
     int prot = PROT_READ | (try_write ? PROT_WRITE : 0);
-    void* p = ::mmap(nullptr, size, prot, MAP_SHARED, fd.get(), 0);
+    void* p = fault_inject(FaultPoint::Mmap) ? MAP_FAILED
+                                             : ::mmap(nullptr, size, prot, MAP_SHARED, fd.get(), 0);
     bool writable = try_write;
     if (p == MAP_FAILED && try_write && (errno == EACCES || errno == EPERM)) {
         p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
@@ -121,7 +126,7 @@ StorageResult allocate_shm(const AllocRequest& req)
     UniqueFd fd = create_memfd(label);
     if (!fd) {
         ET_LOG_DEBUG("shm", "memfd_create(\"%s\") failed: %s; trying shm_open", label.c_str(),
-                     std::strerror(errno));
+                     errno_text(errno).c_str());
         fd = create_shm_open();
         provider = "shm_open";
     }

@@ -8,6 +8,7 @@
 #include "edgetensor/error.hpp"
 #include "edgetensor/types.hpp"
 #include "edgetensor/unique_fd.hpp"
+#include "fault.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -23,8 +24,11 @@ namespace edgetensor::detail
 class Storage
 {
 public:
-    Storage(size_t capacity, CpuAccess declared) : capacity_(capacity), declared_(declared) {}
-    virtual ~Storage() = default;
+    Storage(size_t capacity, CpuAccess declared) : capacity_(capacity), declared_(declared)
+    {
+        count_storage(1, capacity);
+    }
+    virtual ~Storage() { count_storage(-1, capacity_); }
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
 

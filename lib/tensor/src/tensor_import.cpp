@@ -6,6 +6,7 @@
 
 #include "edgetensor/tensor_dyn.hpp"
 
+#include "fault.hpp"
 #include "log.hpp"
 #include "tensor_internal.hpp"
 
@@ -69,7 +70,7 @@ StorageResult import_storage(UniqueFd fd, CpuAccess access)
 {
     struct statfs sfs {
     };
-    if (::fstatfs(fd.get(), &sfs) != 0)
+    if (fault_inject(FaultPoint::Fstatfs) || ::fstatfs(fd.get(), &sfs) != 0)
         return unexpected(Error::io(errno, "fstatfs on the imported fd failed"));
     // f_type's width and signedness vary by libc and target; truncating to u32 is lossless
     // for every magic and keeps values like hugetlbfs' 0x958458f6 from sign-extending.
@@ -77,7 +78,7 @@ StorageResult import_storage(UniqueFd fd, CpuAccess access)
 
     struct stat st {
     };
-    if (::fstat(fd.get(), &st) != 0)
+    if (fault_inject(FaultPoint::Fstat) || ::fstat(fd.get(), &st) != 0)
         return unexpected(Error::io(errno, "fstat on the imported fd failed"));
     const size_t size = st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
 

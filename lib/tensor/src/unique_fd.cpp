@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "edgetensor/unique_fd.hpp"
 
+#include "fault.hpp"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,6 +27,8 @@ UniqueFd UniqueFd::dup(int fd) noexcept
         errno = EBADF;
         return UniqueFd();
     }
+    if (detail::fault_inject(detail::FaultPoint::Dup))
+        return UniqueFd();
     return UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
 }
 

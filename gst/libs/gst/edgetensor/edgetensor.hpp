@@ -32,14 +32,16 @@ std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept;
 using TensorReleaseFunc = std::function<void(TensorDyn&&)>;
 
 /// Wraps `tensor` into a new GstMemory of `size` bytes that keeps the tensor alive:
-///  - Dma: dmabuf memory of `allocator` (a GstEdgeTensorAllocator; nullptr = the shared one),
-///    owning a duplicate of the tensor's fd;
+///  - Dma: dmabuf memory of `allocator` (a GstEdgeTensorAllocator; nullptr = the shared one)
+///    over the tensor's own fd, borrowed (DONT_CLOSE: the memory keeps the tensor, which owns
+///    the fd);
 ///  - Shm: memory of that allocator's GstEdgeTensorShmAllocator sibling (type "edgetensor-shm"),
-///    owning a duplicate fd;
+///    likewise over the tensor's fd;
 ///  - Mem: wrapped system memory over a map held for the memory's life.
 /// Errors: InvalidArgument (empty tensor, foreign allocator), NotSupported (a view whose window
 /// does not start at byte 0, PBO memory), InsufficientCapacity (size beyond the allocation),
-/// Io (the fd could not be duplicated).
+/// InvalidArgument also for a Dma/Shm tensor without an fd, AllocationFailed (the GstFdMemory
+/// could not be made).
 Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor, size_t size,
                                TensorReleaseFunc on_release = {});
 

@@ -12,8 +12,8 @@
  *    GstFdAllocator, memory type "edgetensor-shm"): fd-backed, never claiming to be dmabuf.
  *  - heap (only when asked for, or EDGETENSOR_FORCE_MEM=1): plain system memory.
  *
- * Every fd a memory hands out is the memory's own (a duplicate of the tensor's): one owner
- * per fd.
+ * A memory's fd is the tensor's own, borrowed (GST_FD_MEMORY_FLAG_DONT_CLOSE): the memory
+ * keeps the tensor, the tensor owns the fd, so one fd per buffer and one owner per fd.
  */
 
 #ifndef GST_EDGE_TENSOR_ALLOCATOR_H

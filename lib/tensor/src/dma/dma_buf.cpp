@@ -14,6 +14,8 @@
 
 #include "cuda/cuda_import.hpp"
 #include "dma_internal.hpp"
+#include "errno_name.hpp"
+#include "fault.hpp"
 #include "log.hpp"
 
 #include "uapi/dma-buf.h"
@@ -33,7 +35,9 @@ int dma_ioctl(int fd, unsigned long request, void* arg) noexcept
 {
     int r;
     do {
-        r = ::ioctl(fd, request, arg);
+        r = request == DMA_BUF_IOCTL_SYNC && fault_inject(FaultPoint::DmaBufSync)
+                ? -1
+                : ::ioctl(fd, request, arg);
     } while (r == -1 && (errno == EINTR || errno == EAGAIN));
     return r;
 }
@@ -120,7 +124,9 @@ public:
             std::lock_guard lock(mutex_);
             if (!base_) {
                 const int prot = PROT_READ | (writable_ ? PROT_WRITE : 0);
-                void* p = ::mmap(nullptr, capacity_, prot, MAP_SHARED, fd_.get(), 0);
+                void* p = fault_inject(FaultPoint::Mmap)
+                              ? MAP_FAILED
+                              : ::mmap(nullptr, capacity_, prot, MAP_SHARED, fd_.get(), 0);
                 if (p == MAP_FAILED) {
                     const int err = errno;
                     return unexpected(Error::io(err, "mmap of DMA-BUF (" + provider_ + ", " +
@@ -149,7 +155,7 @@ public:
         sync.flags = DMA_BUF_SYNC_END | sync_direction(access);
         if (dma_ioctl(fd_.get(), DMA_BUF_IOCTL_SYNC, &sync) != 0)
             ET_LOG_ERROR("dma", "DMA_BUF_IOCTL_SYNC END on fd %d (%s) failed: %s", fd_.get(),
-                         provider_.c_str(), std::strerror(errno));
+                         provider_.c_str(), errno_text(errno).c_str());
         else
             ET_LOG_TRACE("dma", "fd %d: DMA_BUF_IOCTL_SYNC END|%s", fd_.get(),
                          sync_direction_name(access));

@@ -8,6 +8,8 @@
 // and logged (category "dma", debug level) once, and later allocations skip it at no cost.
 
 #include "dma_internal.hpp"
+#include "errno_name.hpp"
+#include "fault.hpp"
 #include "log.hpp"
 
 #include "uapi/dma-heap.h"
@@ -54,15 +56,16 @@ StorageResult dma_heap_allocate(const AllocRequest& req)
         // Read-only is all DMA_HEAP_IOCTL_ALLOC needs; the buffer's own mode is fd_flags.
         UniqueFd dev(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
         if (!dev) {
-            append_reason(why, path + ": " + std::strerror(errno));
+            append_reason(why, path + ": " + errno_text(errno));
             continue;
         }
         dma_heap_allocation_data data{};
         data.len = bytes;
         data.fd_flags = O_RDWR | O_CLOEXEC;
-        if (dma_ioctl(dev.get(), DMA_HEAP_IOCTL_ALLOC, &data) != 0) {
+        if (fault_inject(FaultPoint::DmaHeapAlloc) ||
+            dma_ioctl(dev.get(), DMA_HEAP_IOCTL_ALLOC, &data) != 0) {
             append_reason(why, path + ": DMA_HEAP_IOCTL_ALLOC of " + std::to_string(bytes) +
-                                   " bytes failed: " + std::strerror(errno));
+                                   " bytes failed: " + errno_text(errno));
             continue;
         }
         UniqueFd buf(static_cast<int>(data.fd));
@@ -85,36 +88,40 @@ StorageResult udmabuf_allocate(const AllocRequest& req)
     UniqueFd dev(::open("/dev/udmabuf", O_RDONLY | O_CLOEXEC));
     if (!dev)
         return make_error(ErrorCode::Unavailable,
-                          std::string("/dev/udmabuf: ") + std::strerror(errno));
+                          std::string("/dev/udmabuf: ") + errno_text(errno));
     const std::string label = dma_buffer_label(req.name);
     // MFD_NOEXEC_SEAL keeps 6.3+ kernels from logging a warning per memfd; older ones reject
     // the flag, and then plain sealing is what they support.
-    UniqueFd mem(::memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL));
+    UniqueFd mem(
+        fault_inject(FaultPoint::MemfdCreate)
+            ? -1
+            : ::memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL));
     if (!mem && errno == EINVAL)
         mem.reset(::memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!mem)
         return make_error(ErrorCode::AllocationFailed,
-                          std::string("udmabuf: memfd_create failed: ") + std::strerror(errno));
+                          std::string("udmabuf: memfd_create failed: ") + errno_text(errno));
     if (::ftruncate(mem.get(), off_t(bytes)) != 0)
-        return make_error(ErrorCode::AllocationFailed,
-                          "udmabuf: ftruncate of the memfd to " + std::to_string(bytes) +
-                              " bytes failed: " + std::strerror(errno));
+        return make_error(ErrorCode::AllocationFailed, "udmabuf: ftruncate of the memfd to " +
+                                                           std::to_string(bytes) +
+                                                           " bytes failed: " + errno_text(errno));
     // udmabuf refuses a memfd that could shrink under it (F_SEAL_SHRINK) and one that is
     // write-sealed; F_SEAL_SEAL stops anyone from adding a write seal later.
     if (::fcntl(mem.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
         return make_error(ErrorCode::AllocationFailed,
-                          std::string("udmabuf: sealing the memfd failed: ") +
-                              std::strerror(errno));
+                          std::string("udmabuf: sealing the memfd failed: ") + errno_text(errno));
     udmabuf_create create{};
     create.memfd = static_cast<__u32>(mem.get());
     create.flags = UDMABUF_FLAGS_CLOEXEC;
     create.offset = 0;
     create.size = bytes;
-    const int fd = dma_ioctl(dev.get(), UDMABUF_CREATE, &create);
+    const int fd = fault_inject(FaultPoint::UdmabufCreate)
+                       ? -1
+                       : dma_ioctl(dev.get(), UDMABUF_CREATE, &create);
     if (fd < 0) {
         const int err = errno;
         std::string msg = "/dev/udmabuf: UDMABUF_CREATE of " + std::to_string(bytes) +
-                          " bytes failed: " + std::strerror(err);
+                          " bytes failed: " + errno_text(err);
         if (err == EINVAL && bytes > (size_t(64) << 20))
             msg += " (the kernel limits one udmabuf to udmabuf.size_limit_mb, 64 MiB by default)";
         return make_error(ErrorCode::AllocationFailed, msg);

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+//
+// tensorconvert's string properties: parsing and validation (tensorconvert_settings.hpp).
+
+#include "tensorconvert_settings.hpp"
+
+#include <glib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+
+namespace edgetensor::gst::tensorconvert
+{
+
+namespace
+{
+
+std::string quoted(const char* s)
+{
+    return std::string("\"") + s + "\"";
+}
+
+std::string number(double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    return g_ascii_formatd(buf, sizeof(buf), "%g", v);
+}
+
+enum class Kind { Mean, Std };
+
+// Parses "a,b,c" into floats, checking each value for what `kind` needs. Empty = empty list.
+bool parse_list(const char* str, Kind kind, std::vector<float>* out, std::string* why)
+{
+    out->clear();
+    if (!str || !*str)
+        return true;
+    gchar** parts = g_strsplit(str, ",", -1);
+    bool ok = true;
+    for (gchar** p = parts; *p && ok; ++p) {
+        g_strstrip(*p);
+        char* end = nullptr;
+        errno = 0;
+        const double v = g_ascii_strtod(*p, &end);
+        const float f = float(v);
+        if (!**p || !end || *end != '\0' || !std::isfinite(v) ||
+            (errno == ERANGE && std::fabs(v) > 1.0)) {
+            *why = quoted(*p) + " is not a finite number";
+            ok = false;
+        } else if (!std::isfinite(f)) {
+            *why = quoted(*p) + " is outside the float range (magnitude at most " +
+                   number(FLT_MAX) + ")";
+            ok = false;
+        } else if (kind == Kind::Std && f == 0.f) {
+            *why = "std values must not be zero";
+            if (v != 0.0)
+                *why += " (" + quoted(*p) + " is 0 as a float)";
+            ok = false;
+        } else if (kind == Kind::Std && !std::isnormal(f)) {
+            *why = quoted(*p) + " is too small a std: as a float it is denormal (magnitude below " +
+                   number(FLT_MIN) + "), and (value - mean) / std overflows to infinity";
+            ok = false;
+        } else {
+            out->push_back(f);
+        }
+    }
+    g_strfreev(parts);
+    if (ok && out->size() > 4) {
+        *why = "at most 4 values (one per output channel)";
+        ok = false;
+    }
+    return ok;
+}
+
+} // namespace
+
+bool parse_mean(const char* str, std::vector<float>* out, std::string* why)
+{
+    return parse_list(str, Kind::Mean, out, why);
+}
+
+bool parse_std(const char* str, std::vector<float>* out, std::string* why)
+{
+    return parse_list(str, Kind::Std, out, why);
+}
+
+bool parse_crop(const char* str, std::optional<Region>* out, std::string* why)
+{
+    out->reset();
+    if (!str || !*str)
+        return true;
+    gchar** parts = g_strsplit(str, ",", -1);
+    std::vector<guint64> v;
+    bool ok = true;
+    for (gchar** p = parts; *p && ok; ++p) {
+        g_strstrip(*p);
+        guint64 n = 0;
+        GError* err = nullptr;
+        if (!g_ascii_string_to_unsigned(*p, 10, 0, kMaxSize, &n, &err)) {
+            *why = quoted(*p) + " is not an integer from 0 to 16384";
+            g_clear_error(&err);
+            ok = false;
+        }
+        v.push_back(n);
+    }
+    g_strfreev(parts);
+    if (ok && v.size() != 4) {
+        *why = "expected four integers x,y,width,height";
+        ok = false;
+    }
+    if (ok && (v[2] == 0 || v[3] == 0)) {
+        *why = "width and height must be at least 1";
+        ok = false;
+    }
+    if (ok)
+        *out = Region{size_t(v[0]), size_t(v[1]), size_t(v[2]), size_t(v[3])};
+    return ok;
+}
+
+bool per_channel(const std::vector<float>& v, size_t channels, float def, std::array<float, 4>* out)
+{
+    out->fill(def);
+    if (v.empty())
+        return true;
+    if (v.size() == 1) {
+        for (size_t c = 0; c < channels; ++c)
+            (*out)[c] = v[0];
+        return true;
+    }
+    if (v.size() != channels)
+        return false;
+    for (size_t c = 0; c < channels; ++c)
+        (*out)[c] = v[c];
+    return true;
+}
+
+bool normalisation_is_finite(const std::vector<float>& mean_list,
+                             const std::vector<float>& std_list, size_t channels, std::string* why)
+{
+    std::array<float, 4> mean{}, stdev{};
+    if (!per_channel(mean_list, channels, 0.f, &mean) ||
+        !per_channel(std_list, channels, 1.f, &stdev))
+        return true; // a count mismatch: set_caps names it
+    for (size_t c = 0; c < channels && c < mean.size(); ++c) {
+        // |value - mean| is largest at one end of 0..255.
+        const double reach = std::max(std::fabs(0.0 - mean[c]), std::fabs(255.0 - mean[c]));
+        const double out = reach / std::fabs(double(stdev[c]));
+        if (!(out <= double(FLT_MAX))) {
+            *why = "channel " + std::to_string(c) + ": (value - " + number(mean[c]) + ") / " +
+                   number(stdev[c]) + " reaches " + number(out) +
+                   ", beyond the float range: every output would be infinite";
+            return false;
+        }
+    }
+    return true;
+}
+
+void Refusals::refuse(const std::string& prop, const std::string& value, const std::string& why)
+{
+    refused_[prop] = "\"" + value + "\" (" + why + ")";
+}
+
+std::string Refusals::describe() const
+{
+    std::string d;
+    for (const auto& [prop, what] : refused_) {
+        if (!d.empty())
+            d += "; ";
+        d += prop + " " + what;
+    }
+    return d;
+}
+
+} // namespace edgetensor::gst::tensorconvert
