@@ -308,6 +308,7 @@ __attribute__((visibility("default"))) const char* cudaGetErrorName(cudaError_t 
         return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotSupported:
         return "cudaErrorNotSupported";
+    case cudaErrorUnknown:
     default:
         return "cudaErrorUnknown";
     }
