@@ -2,6 +2,8 @@
 //
 // tensorconvert: camera frame to NPU-ready tensor in one pass (edgetensor::Converter).
 
+// Launch lines stay one per line, as users paste them.
+// clang-format off
 /**
  * SECTION:element-tensorconvert
  * @title: tensorconvert
@@ -41,12 +43,11 @@
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 tensortestsrc num-buffers=1 ! video/x-raw,format=NV12,width=1920,height=1080 !
- * tensorconvert width=640 height=640 letterbox=true ! video/x-raw,format=RGB ! pngenc ! filesink
- * location=out.png gst-launch-1.0 v4l2src io-mode=dmabuf ! tensorconvert width=224 height=224
- * dtype=float32 layout=chw mean=123.675,116.28,103.53 std=58.395,57.12,57.375 ! fakesink
+ * gst-launch-1.0 tensortestsrc num-buffers=1 ! video/x-raw,format=NV12,width=1920,height=1080 ! tensorconvert width=640 height=640 letterbox=true ! video/x-raw,format=RGB ! pngenc ! filesink location=out.png
+ * gst-launch-1.0 v4l2src io-mode=dmabuf num-buffers=300 ! tensorconvert width=224 height=224 dtype=float32 layout=chw mean=123.675,116.28,103.53 std=58.395,57.12,57.375 ! fakesink
  * ]|
  */
+// clang-format on
 
 #include "gsttensorconvert.h"
 
@@ -596,9 +597,9 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
         "frame's colorimetry, crop, resize, letterbox, HWC/CHW layout, uint8/int8/float16/"
         "float32 and per-channel normalisation, into edgetensor buffers (DMA-BUF, or shared memory "
         "where the host has no DMA-BUF provider). Example: "
-        "gst-launch-1.0 tensortestsrc ! video/x-raw,format=NV12,width=1920,height=1080 ! "
-        "tensorconvert width=640 height=640 letterbox=true ! video/x-raw,format=RGB ! pngenc ! "
-        "filesink location=out.png",
+        "gst-launch-1.0 tensortestsrc num-buffers=1 ! "
+        "video/x-raw,format=NV12,width=1920,height=1080 ! tensorconvert width=640 height=640 "
+        "letterbox=true ! video/x-raw,format=RGB ! pngenc ! filesink location=out.png",
         "edgetensor developers");
 
     bt_class->transform_caps = gst_tensor_convert_transform_caps;

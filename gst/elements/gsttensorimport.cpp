@@ -2,6 +2,8 @@
 //
 // tensorimport: upstream DMA-BUFs imported once and described by a GstEdgeTensorMeta.
 
+// Launch lines stay one per line, as users paste them.
+// clang-format off
 /**
  * SECTION:element-tensorimport
  * @title: tensorimport
@@ -38,9 +40,10 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 -m v4l2src io-mode=dmabuf num-buffers=300 ! tensorimport ! fakesink
- * gst-launch-1.0 v4l2src io-mode=dmabuf-import ! tensorimport copy-mode=never ! fakesink
+ * gst-launch-1.0 v4l2src io-mode=dmabuf-import num-buffers=300 ! tensorimport copy-mode=never ! fakesink
  * ]|
  */
+// clang-format on
 
 #include "gsttensorimport.h"
 

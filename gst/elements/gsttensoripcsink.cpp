@@ -35,12 +35,12 @@
  *
  * Serve a camera's DMA-BUFs:
  * |[
- * gst-launch-1.0 v4l2src io-mode=dmabuf ! tensorimport ! tensoripcsink socket-path=/tmp/cam.sock
+ * gst-launch-1.0 v4l2src io-mode=dmabuf num-buffers=300 ! tensorimport ! tensoripcsink socket-path=/tmp/cam.sock
  * ]|
  *
  * Serve test frames:
  * |[
- * gst-launch-1.0 tensortestsrc is-live=true ! video/x-raw,format=NV12,width=1920,height=1080 ! tensoripcsink socket-path=/tmp/cam.sock
+ * gst-launch-1.0 tensortestsrc is-live=true num-buffers=300 ! video/x-raw,format=NV12,width=1920,height=1080 ! tensoripcsink socket-path=/tmp/cam.sock
  * ]|
  */
 // clang-format on
@@ -1254,7 +1254,7 @@ static void gst_tensor_ipc_sink_class_init(GstTensorIpcSinkClass* klass)
         element_class, "Tensor IPC sink", "Sink/Video",
         "Shares DMA-BUF/memfd buffers with tensoripcsrc receivers in other processes by "
         "passing their fds with an EdgeTensorDesc each (no copy). Example: gst-launch-1.0 "
-        "tensortestsrc is-live=true ! tensoripcsink socket-path=/tmp/cam.sock",
+        "tensortestsrc is-live=true num-buffers=300 ! tensoripcsink socket-path=/tmp/cam.sock",
         "edgetensor developers");
 
     bs->start = gst_tensor_ipc_sink_start;

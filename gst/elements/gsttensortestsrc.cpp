@@ -2,6 +2,8 @@
 //
 // tensortestsrc: patterned frames in edgetensor pool buffers.
 
+// Launch lines stay one per line, as users paste them.
+// clang-format off
 /**
  * SECTION:element-tensortestsrc
  * @title: tensortestsrc
@@ -22,11 +24,11 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 tensortestsrc num-buffers=100 ! fakesink
- * gst-launch-1.0 tensortestsrc is-live=true pattern=checkers !
- * video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1 ! fakesink gst-launch-1.0
- * tensortestsrc ! other/tensors,types=float32,dimensions=3:224:224:1 ! fakesink
+ * gst-launch-1.0 tensortestsrc is-live=true num-buffers=90 pattern=checkers ! video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1 ! fakesink
+ * gst-launch-1.0 tensortestsrc num-buffers=10 ! other/tensors,types=float32,dimensions=3:224:224:1 ! fakesink
  * ]|
  */
+// clang-format on
 
 #include "gsttensortestsrc.h"
 
