@@ -9,6 +9,7 @@
 #include "fd_count.hpp"
 #include "ipc_test_util.hpp"
 #include "require.hpp"
+#include "vivid.hpp"
 
 #include <glib.h>
 
@@ -354,37 +355,12 @@ TEST_F(GstIpcProcess, TwoReceiversOneInGstLaunchAndAReceiverStartedBeforeTheSend
 
 // ---- the VM lane: a real camera's DMA-BUFs cross the process boundary --------------------
 
-std::optional<std::string> find_vivid_capture()
-{
-    for (int i = 0; i < 64; ++i) {
-        const std::string path = "/dev/video" + std::to_string(i);
-        const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-            continue;
-        v4l2_capability cap{};
-        const bool ok = ::ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0;
-        ::close(fd);
-        if (!ok || std::strcmp(reinterpret_cast<const char*>(cap.driver), "vivid") != 0)
-            continue;
-        const __u32 caps =
-            (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps : cap.capabilities;
-        if ((caps & V4L2_CAP_VIDEO_CAPTURE) && (caps & V4L2_CAP_STREAMING))
-            return path;
-    }
-    return std::nullopt;
-}
-
 TEST_F(GstIpcProcess, VividDmaBufsReachTheReceiverWithTheSendersInodes)
 {
-    auto node = find_vivid_capture();
-    if (!node) {
-        const char* v = std::getenv("EDGETENSOR_TEST_REQUIRE_VIVID");
-        if (v && std::strcmp(v, "1") == 0)
-            FAIL() << "no vivid capture node among /dev/video* (modprobe vivid)";
-        GTEST_SKIP() << "no vivid capture node among /dev/video* (the VM lane has one)";
-    }
+    std::string node;
+    ET_REQUIRE_VIVID_OR_SKIP(node);
     const std::string sock = dir.path();
-    Peer tx(dir.dir(), split("-q v4l2src device=" + *node +
+    Peer tx(dir.dir(), split("-q v4l2src device=" + node +
                              " io-mode=dmabuf num-buffers=60 ! "
                              "video/x-raw,format=YUY2,width=320,height=180 ! tensorimport ! "
                              "tensoripcsink socket-path=" +

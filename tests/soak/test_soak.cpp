@@ -11,6 +11,7 @@
 
 #include "fault.hpp"
 #include "fd_count.hpp"
+#include "vivid.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/gst.h>
@@ -278,41 +279,15 @@ TEST(Soak, TestsrcImportConvertStaysFlat)
     EXPECT_EQ(after.bytes, before.bytes);
 }
 
-// The first vivid node that captures single-planar video with streaming I/O.
-std::optional<std::string> find_vivid_capture()
-{
-    for (int i = 0; i < 64; ++i) {
-        const std::string path = "/dev/video" + std::to_string(i);
-        const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-            continue;
-        v4l2_capability cap{};
-        const bool ok = ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0;
-        close(fd);
-        if (!ok || std::strcmp(reinterpret_cast<const char*>(cap.driver), "vivid") != 0)
-            continue;
-        const __u32 caps =
-            (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps : cap.capabilities;
-        if ((caps & V4L2_CAP_VIDEO_CAPTURE) && (caps & V4L2_CAP_STREAMING))
-            return path;
-    }
-    return std::nullopt;
-}
-
 TEST(Soak, VividImportConvertStaysFlat)
 {
-    auto node = find_vivid_capture();
-    if (!node) {
-        const char* req = std::getenv("EDGETENSOR_TEST_REQUIRE_VIVID");
-        if (req && std::strcmp(req, "1") == 0)
-            FAIL() << "no vivid capture node among /dev/video* (modprobe vivid)";
-        GTEST_SKIP() << "no vivid capture node among /dev/video* (the VM lane runs this)";
-    }
+    std::string node;
+    ET_REQUIRE_VIVID_OR_SKIP(node);
     ASSERT_TRUE(load_system_plugin("coreelements"));
     ASSERT_TRUE(load_system_plugin("video4linux2"));
     const int frames = soak_frames();
     // vivid's webcam input at 320x180 YUY2 and its fastest rate: 60 fps.
-    soak("v4l2src device=" + *node + " io-mode=dmabuf num-buffers=" + std::to_string(frames) +
+    soak("v4l2src device=" + node + " io-mode=dmabuf num-buffers=" + std::to_string(frames) +
              " ! video/x-raw,format=YUY2,width=320,height=180,framerate=60/1 ! tensorimport "
              "name=imp ! tensorconvert name=conv width=64 height=64 dtype=float32 ! fakesink "
              "name=sink sync=false",

@@ -7,6 +7,8 @@
 //
 // Frame count and format: see tests/v4l2/meson.build (ET_V4L2_FRAMES, chosen for TCG).
 
+#include "vivid.hpp"
+
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/gst.h>
@@ -38,33 +40,6 @@ namespace
 
 constexpr int kFrames = ET_V4L2_FRAMES;
 constexpr const char* kCaps = "video/x-raw,format=YUY2,width=320,height=180,framerate=60/1";
-
-bool require_vivid()
-{
-    const char* v = std::getenv("EDGETENSOR_TEST_REQUIRE_VIVID");
-    return v && std::strcmp(v, "1") == 0;
-}
-
-// The first vivid node that captures single-planar video with streaming I/O.
-std::optional<std::string> find_vivid_capture()
-{
-    for (int i = 0; i < 64; ++i) {
-        const std::string path = "/dev/video" + std::to_string(i);
-        const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-            continue;
-        v4l2_capability cap{};
-        const bool ok = ioctl(fd, VIDIOC_QUERYCAP, &cap) == 0;
-        close(fd);
-        if (!ok || std::strcmp(reinterpret_cast<const char*>(cap.driver), "vivid") != 0)
-            continue;
-        const __u32 caps =
-            (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps : cap.capabilities;
-        if ((caps & V4L2_CAP_VIDEO_CAPTURE) && (caps & V4L2_CAP_STREAMING))
-            return path;
-    }
-    return std::nullopt;
-}
 
 guint64 inode_of(int fd)
 {
@@ -147,13 +122,7 @@ protected:
             ASSERT_TRUE(p) << path << ": " << (err ? err->message : "?");
             gst_object_unref(p);
         }
-        auto node = find_vivid_capture();
-        if (!node) {
-            if (require_vivid())
-                FAIL() << "no vivid capture node among /dev/video* (modprobe vivid)";
-            GTEST_SKIP() << "no vivid capture node among /dev/video*";
-        }
-        device_ = *node;
+        ET_REQUIRE_VIVID_OR_SKIP(device_);
     }
 
     /// Runs `io_mode` to EOS and checks the zero-copy figures.
