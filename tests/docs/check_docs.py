@@ -5,7 +5,8 @@
 What is checked:
   - every ```sh / ```bash / ```shell block of README.md and docs/**/*.md runs, from a scratch
     directory that looks like the source tree with the build directory at `build/`
-    (bash -eo pipefail, bounded by a timeout);
+    (bash -eo pipefail, bounded by a timeout; paths under /tmp/ are rewritten to a directory
+    of the run, so concurrent runs do not share a socket);
   - every example launch line of every element: those gst-inspect-1.0 shows (the element's
     description) and those of the element doc blocks in gst/elements/*.cpp (|[ ... ]|); an
     example of tensoripcsrc, which needs a sender, runs against a bounded tensoripcsink;
@@ -273,8 +274,13 @@ def run_block(block, workdir, env):
     if BUILDS_THE_PROJECT.search(block.text):
         return False, ("this block builds, installs or runs the test suites; mark it "
                        "<!-- docs-check: skip REASON --> (CI runs such commands as lanes)")
+    # Paths under /tmp (socket paths, output files) go to a directory of this run, so two
+    # runs of the checker, or a user's own pipeline, never meet on /tmp/cam.sock.
+    private_tmp = os.path.join(workdir, ".tmp")
+    os.makedirs(private_tmp, exist_ok=True)
+    text = re.sub(r"(?<![\w.])/tmp/", private_tmp + "/", block.text)
     try:
-        r = subprocess.run(["bash", "-eo", "pipefail", "-c", block.text], cwd=workdir, env=env,
+        r = subprocess.run(["bash", "-eo", "pipefail", "-c", text], cwd=workdir, env=env,
                            capture_output=True, text=True, timeout=block.timeout)
     except subprocess.TimeoutExpired:
         return False, f"still running after {block.timeout} s (a launch line without " \
