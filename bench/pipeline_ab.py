@@ -85,6 +85,15 @@ CASES = {
         1000,
         None,
     ),
+    "convert-gl": (
+        "NV12 1080p -> RGB 640x640, compute=gl (llvmpipe without a GPU) against compute=cpu",
+        NV12_1080P_STILL + " ! tensorconvert compute=gl width=640 height=640 ! "
+        "video/x-raw,format=RGB ! fakesink sync=false",
+        NV12_1080P_STILL + " ! tensorconvert compute=cpu n-threads=1 width=640 height=640 ! "
+        "video/x-raw,format=RGB ! fakesink sync=false",
+        100,
+        None,
+    ),
     "import": (
         "tensortestsrc ! tensorimport ! fakesink vs tensortestsrc ! identity ! fakesink "
         "(NV12 1080p)",

@@ -66,6 +66,18 @@ typedef enum {
     GST_TENSOR_CONVERT_METHOD_BILINEAR = 1,
 } GstTensorConvertMethod;
 
+/**
+ * GstTensorConvertCompute:
+ * @GST_TENSOR_CONVERT_COMPUTE_AUTO: GL when a hardware GPU renderer is there, else the CPU
+ * @GST_TENSOR_CONVERT_COMPUTE_CPU: the CPU conversion engine
+ * @GST_TENSOR_CONVERT_COMPUTE_GL: OpenGL ES 3 shaders on a headless EGL context
+ */
+typedef enum {
+    GST_TENSOR_CONVERT_COMPUTE_AUTO = 0,
+    GST_TENSOR_CONVERT_COMPUTE_CPU = 1,
+    GST_TENSOR_CONVERT_COMPUTE_GL = 2,
+} GstTensorConvertCompute;
+
 #define GST_TYPE_TENSOR_CONVERT_FORMAT (gst_tensor_convert_format_get_type())
 GType gst_tensor_convert_format_get_type(void);
 #define GST_TYPE_TENSOR_CONVERT_LAYOUT (gst_tensor_convert_layout_get_type())
@@ -74,6 +86,8 @@ GType gst_tensor_convert_layout_get_type(void);
 GType gst_tensor_convert_dtype_get_type(void);
 #define GST_TYPE_TENSOR_CONVERT_METHOD (gst_tensor_convert_method_get_type())
 GType gst_tensor_convert_method_get_type(void);
+#define GST_TYPE_TENSOR_CONVERT_COMPUTE (gst_tensor_convert_compute_get_type())
+GType gst_tensor_convert_compute_get_type(void);
 
 GST_ELEMENT_REGISTER_DECLARE(tensorconvert);
 

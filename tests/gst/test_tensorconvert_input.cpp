@@ -264,6 +264,24 @@ TEST(TensorConvertInput, AGoodFrameEndsARunOfDropsAndTheNextRunWarnsAgain)
     EXPECT_EQ(std::count(warn.begin(), warn.end(), '\n'), 3) << warn;
 }
 
+// `dropped` counts since the element started: a caps change (which replaces the converter)
+// keeps the count, and the run of drops starts again under the new caps.
+TEST(TensorConvertInput, TheDroppedCounterCarriesAcrossCapsChanges)
+{
+    Convert t;
+    const std::vector<guint8> small(10, 0);
+    for (int i = 0; i < 9; ++i)
+        ASSERT_EQ(gst_harness_push(t.get(), system_buffer(small).release()), GST_FLOW_OK);
+    EXPECT_EQ(dropped(t.element), 9u);
+    gst_harness_set_src_caps_str(t.get(), "video/x-raw,format=NV12,width=32,height=24,"
+                                          "framerate=30/1,colorimetry=bt601");
+    // Nine more would be 18 in a row had the run not restarted: no error.
+    for (int i = 0; i < 9; ++i)
+        ASSERT_EQ(gst_harness_push(t.get(), system_buffer(small).release()), GST_FLOW_OK);
+    EXPECT_EQ(dropped(t.element), 18u);
+    EXPECT_EQ(t.messages(GST_MESSAGE_ERROR), "");
+}
+
 TEST(TensorConvertInput, TheDroppedCounterStartsAtZeroOnEachStart)
 {
     Convert t;

@@ -38,6 +38,8 @@ std::string_view error_code_name(ErrorCode code) noexcept
         return "Unavailable";
     case ErrorCode::InvalidDescriptor:
         return "InvalidDescriptor";
+    case ErrorCode::Disconnected:
+        return "Disconnected";
     }
     return "Unknown";
 }

@@ -56,6 +56,12 @@ public:
     virtual Result<uint8_t*> begin_cpu_access(CpuAccess access) = 0;
     virtual void end_cpu_access(CpuAccess access) noexcept = 0;
 
+    /// Starts CUDA access to the whole allocation and returns its first byte's device address
+    /// (edgetensor/cuda.hpp); every success is paired with one end_cuda_access(). Storage that
+    /// CUDA cannot reach (heap, shm) refuses with NotSupported naming its memory kind.
+    virtual Result<void*> begin_cuda_access();
+    virtual void end_cuda_access() noexcept {}
+
     size_t capacity() const noexcept { return capacity_; }
     CpuAccess declared_access() const noexcept { return declared_; }
     /// Returns true exactly once per storage: the first unplanned access warns.

@@ -100,6 +100,20 @@ Result<RawMap> TensorDyn::map_allocation(CpuAccess access) const
     return RawMap(std::move(guard), access, *base, bytes, planes, 1);
 }
 
+size_t TensorDyn::window_bytes() const noexcept
+{
+    if (!chroma_)
+        return detail::strided_extent(shape_, strides_, dtype_size(dtype_));
+    const auto info = pixel_format_info(format_);
+    const size_t extent0 = (height_ - 1) * size_t(strides_[0]) + width_;
+    if (chroma_->storage != storage_ || chroma_->offset < offset_)
+        return extent0;
+    const size_t crows = (height_ + info->chroma_v_sub - 1) / info->chroma_v_sub;
+    const size_t crow = 2 * ((width_ + info->chroma_h_sub - 1) / info->chroma_h_sub);
+    const size_t extent1 = (crows - 1) * chroma_->stride + crow;
+    return std::max(extent0, chroma_->offset + extent1 - offset_);
+}
+
 Result<RawMap> TensorDyn::map_raw(CpuAccess access) const
 {
     EDGETENSOR_TRY(check_map(access));
@@ -136,9 +150,7 @@ Result<RawMap> TensorDyn::map_raw(CpuAccess access) const
     }
 
     // data() spans the window; in one buffer it reaches the end of the chroma plane too.
-    size_t bytes = extent0;
-    if (chroma_ && chroma_->storage == storage_ && chroma_->offset >= offset_)
-        bytes = std::max(extent0, chroma_->offset + planes[1].size_bytes - offset_);
+    const size_t bytes = window_bytes();
     if (offset_ + bytes > storage_->capacity())
         return make_error(ErrorCode::InsufficientCapacity,
                           "internal: tensor window exceeds its storage");

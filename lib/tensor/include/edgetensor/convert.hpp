@@ -34,6 +34,7 @@
 
 #include "edgetensor/colorimetry.hpp"
 #include "edgetensor/error.hpp"
+#include "edgetensor/gl.hpp"
 #include "edgetensor/tensor_dyn.hpp"
 #include "edgetensor/types.hpp"
 
@@ -42,10 +43,17 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace edgetensor
 {
+
+namespace detail::gl
+{
+class ConvertBackend;
+struct ConverterHook;
+} // namespace detail::gl
 
 /// Source frame formats the engine reads. Names follow GStreamer's video format names.
 enum class ConvertFormat : uint32_t {
@@ -76,6 +84,12 @@ enum class TensorLayout : uint32_t { Hwc = 0, Chw };
 
 enum class ResizeMethod : uint32_t { Nearest = 0, Bilinear };
 
+/// Where a Converter runs. Cpu: the CPU engine. Gl: OpenGL ES 3 shaders on the shared
+/// GlContext (same matrices, ranges and sampling convention); create() fails when no GL context
+/// can be had. Auto: GL when the shared context runs on a hardware renderer and can take the
+/// configuration, else the CPU (Converter::compute_reason() says why).
+enum class ConvertCompute : uint32_t { Auto = 0, Cpu, Gl };
+
 /// "NV12", "I420", "YUY2", "RGBx", "GRAY8", "RGBP", ... (GStreamer's names).
 std::string_view convert_format_name(ConvertFormat f) noexcept;
 /// Inverse of convert_format_name (case-sensitive, GStreamer spelling).
@@ -98,6 +112,9 @@ std::optional<TensorLayout> tensor_layout_from_name(std::string_view name) noexc
 /// "nearest", "bilinear".
 std::string_view resize_method_name(ResizeMethod m) noexcept;
 std::optional<ResizeMethod> resize_method_from_name(std::string_view name) noexcept;
+/// "auto", "cpu", "gl".
+std::string_view convert_compute_name(ConvertCompute c) noexcept;
+std::optional<ConvertCompute> convert_compute_from_name(std::string_view name) noexcept;
 
 /// One memory plane of a source frame: its first byte (top-left pixel of the frame) and its
 /// row pitch in bytes. Borrowed for the duration of Converter::run().
@@ -151,6 +168,9 @@ struct ConvertConfig {
 
     /// Worker threads including the caller; 0 = one per hardware thread.
     size_t threads = 1;
+
+    /// Which backend runs the conversion (see ConvertCompute).
+    ConvertCompute compute = ConvertCompute::Cpu;
 };
 
 /// Where the picture lands in the output (reported for letterbox; also set without it).
@@ -233,11 +253,25 @@ public:
     /// Allocates a tight output tensor for this converter (generic tensor chain, or `memory`).
     Result<TensorDyn> allocate_output(std::optional<TensorMemory> memory = {}) const;
 
+    /// The backend create() chose: Cpu or Gl, never Auto.
+    ConvertCompute compute() const noexcept { return compute_; }
+    /// Why that backend: "requested", or for Auto the renderer used or why the CPU was kept.
+    const std::string& compute_reason() const noexcept { return compute_reason_; }
+    /// The GL backend's import cache and copy counters (all zero on the CPU).
+    GlImportStats gl_stats() const noexcept;
+
     struct Impl;
 
 private:
+    friend struct detail::gl::ConverterHook;
+    struct GlDeleter {
+        void operator()(detail::gl::ConvertBackend* b) const noexcept;
+    };
     explicit Converter(std::unique_ptr<Impl> impl) noexcept;
     std::unique_ptr<Impl> impl_;
+    std::unique_ptr<detail::gl::ConvertBackend, GlDeleter> gl_;
+    ConvertCompute compute_ = ConvertCompute::Cpu;
+    std::string compute_reason_;
 };
 
 /// IEEE binary16 <-> binary32 (round to nearest even), as the engine writes F16 outputs.

@@ -33,6 +33,8 @@ enum class ErrorCode : uint32_t {
     Unavailable,
     /// A descriptor or foreign handle failed validation.
     InvalidDescriptor,
+    /// The owner a handle depends on has gone (a PBO tensor whose GL context shut down).
+    Disconnected,
 };
 
 /// Human-readable name of an error code ("InvalidShape", ...).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "edgetensor/colorimetry.hpp"
+#include "edgetensor/cuda.hpp"
 #include "edgetensor/element_format.hpp"
 #include "edgetensor/error.hpp"
 #include "edgetensor/identity.hpp"
@@ -100,6 +101,8 @@ public:
     Result<TensorMap<const T>> map_read() const { return dyn_.map_as<const T>(CpuAccess::Read); }
     Result<TensorMap<T>> map_write() const { return map_with(CpuAccess::Write); }
     Result<TensorMap<T>> map_mut() const { return map_with(CpuAccess::ReadWrite); }
+    /// See TensorDyn::cuda_map.
+    Result<CudaMap> cuda_map() const { return dyn_.cuda_map(); }
 
 private:
     explicit Tensor(TensorDyn t) : dyn_(std::move(t)) {}

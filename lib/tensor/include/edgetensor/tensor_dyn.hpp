@@ -7,6 +7,7 @@
 
 #include "edgetensor/colorimetry.hpp"
 #include "edgetensor/compression.hpp"
+#include "edgetensor/cuda.hpp"
 #include "edgetensor/error.hpp"
 #include "edgetensor/identity.hpp"
 #include "edgetensor/pixel_format.hpp"
@@ -198,6 +199,14 @@ public:
     Result<TensorMap<uint8_t>> map_write() const { return map_with(CpuAccess::Write); }
     Result<TensorMap<uint8_t>> map_mut() const { return map_with(CpuAccess::ReadWrite); }
 
+    /// A CUDA device pointer to this tensor's window (see edgetensor/cuda.hpp): PBO tensors are
+    /// mapped through their GL thread, DMA-BUF tensors imported as CUDA external memory once
+    /// per storage. Errors: NotSupported (Mem or Shm memory, or a semi-planar image whose planes
+    /// live in two buffers), Unavailable (no CUDA runtime or device: the reason),
+    /// InvalidArgument (an empty tensor; a PBO mapped for the CPU), Disconnected (a PBO whose GL
+    /// context has shut down), Io (a CUDA call or dup() failed: its error is in the message).
+    Result<CudaMap> cuda_map() const;
+
     /// The typed tensor sharing this one's storage and identity; DTypeMismatch unless T
     /// matches dtype(). Defined in tensor.hpp.
     template <typename T> Result<Tensor<T>> as() const;
@@ -219,6 +228,9 @@ private:
     Unexpected dtype_mismatch(DType wanted) const;
     /// The checks every map shares (direction, emptiness, the unplanned-access warning).
     Result<void> check_map(CpuAccess access) const;
+    /// Bytes from the window's first byte to its last addressed one, in plane 0's buffer (a
+    /// semi-planar image whose chroma shares that buffer reaches the end of the chroma plane).
+    size_t window_bytes() const noexcept;
 
     struct ChromaPlane {
         std::shared_ptr<detail::Storage> storage;

@@ -6,6 +6,7 @@
 #include "edgetensor/convert.hpp"
 
 #include "convert_engine.hpp"
+#include "gl/convert_hook.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -97,7 +98,12 @@ Result<Converter> Converter::create(const ConvertConfig& config)
     auto r = impl->init(config);
     if (!r)
         return unexpected(std::move(r).error());
-    return Converter(std::move(impl));
+    Converter conv(std::move(impl));
+    // The compute backend (config.compute): the GL backend attaches here when chosen.
+    auto attached = detail::gl::ConverterHook::attach(conv);
+    if (!attached)
+        return unexpected(std::move(attached).error());
+    return conv;
 }
 
 const ConvertConfig& Converter::config() const noexcept
@@ -150,6 +156,8 @@ Result<void> Converter::run(const SourceFrame& src, const DestFrame& dst)
 {
     if (!impl_)
         return make_error(ErrorCode::InvalidArgument, "run() on a moved-from Converter");
+    if (gl_)
+        return detail::gl::ConverterHook::run(*this, src, dst);
     Impl& m = *impl_;
     const auto& c = m.cfg;
     for (size_t p = 0; p < m.spec->planes; ++p) {
@@ -222,6 +230,8 @@ Result<void> Converter::run(const TensorDyn& src, const TensorDyn& dst)
 {
     if (!impl_)
         return make_error(ErrorCode::InvalidArgument, "run() on a moved-from Converter");
+    if (gl_)
+        return detail::gl::ConverterHook::run(*this, src, dst);
     Impl& m = *impl_;
     const auto& c = m.cfg;
     if (!src.is_valid() || !src.is_image())

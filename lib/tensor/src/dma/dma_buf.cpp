@@ -12,6 +12,7 @@
 // Each begin_cpu_access()/end_cpu_access() pair is one SYNC START/END in the direction of the
 // access (READ, WRITE or RW), so concurrent maps of one buffer each hold their own bracket.
 
+#include "cuda/cuda_import.hpp"
 #include "dma_internal.hpp"
 #include "errno_name.hpp"
 #include "fault.hpp"
@@ -98,6 +99,8 @@ public:
     }
     ~DmaBufStorage() override
     {
+        // The CUDA import goes first: it was made of this buffer, so it ends before it.
+        cuda_.reset();
         if (base_)
             ::munmap(base_, capacity_);
     }
@@ -158,12 +161,30 @@ public:
                          sync_direction_name(access));
     }
 
+    // One CUDA import per storage, made at the first cuda_map() and kept until the storage
+    // dies: importing costs a driver round trip and a mapping, maps are per frame. A failed
+    // import is not remembered; the next cuda_map() tries again.
+    Result<void*> begin_cuda_access() override
+    {
+        std::lock_guard lock(cuda_mu_);
+        if (!cuda_) {
+            auto imp = cuda::ExternalBuffer::import(fd_.get(), capacity_,
+                                                    "CUDA import of a " + provider_ + " DMA-BUF");
+            if (!imp)
+                return unexpected(std::move(imp).error());
+            cuda_ = std::move(*imp);
+        }
+        return cuda_->device_ptr();
+    }
+
 private:
     UniqueFd fd_;
     bool writable_;
     std::string provider_;
     std::mutex mutex_; // guards the lazy mmap
     uint8_t* base_ = nullptr;
+    std::mutex cuda_mu_; // guards cuda_
+    std::unique_ptr<cuda::ExternalBuffer> cuda_;
 };
 
 } // namespace

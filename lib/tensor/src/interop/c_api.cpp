@@ -55,6 +55,8 @@ int errno_for(const edgetensor::Error& e)
         return ENOMEM;
     case ErrorCode::Unavailable:
         return ENODEV;
+    case ErrorCode::Disconnected:
+        return ENOTCONN;
     case ErrorCode::UnknownBufferType:
         return EMEDIUMTYPE;
     case ErrorCode::Io:

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+//
+// tensorconvert's caps negotiation (tensorconvert_caps.hpp).
+
+#include "tensorconvert_caps.hpp"
+
+#include "glib_raii.hpp"
+#include "internal.hpp"
+#include "tensorconvert_compute.hpp"
+
+#include <gst/edgetensor/edgetensor.hpp>
+
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+GST_DEBUG_CATEGORY_EXTERN(gst_tensor_convert_debug);
+#define GST_CAT_DEFAULT gst_tensor_convert_debug
+
+namespace edgetensor::gst::tensorconvert
+{
+
+// Every format the engine reads (GStreamer spelling, as convert_format_from_name() takes it).
+#define SINK_FORMATS                                                                               \
+    "{ NV12, NV21, NV16, NV24, I420, YUY2, UYVY, VYUY, RGB, BGR, RGBA, BGRA, RGBx, BGRx, "         \
+    "GRAY8, RGBP }"
+#define SIZE_RANGE "(int) [ 1, 16384 ]"
+
+GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS("video/x-raw, format = (string) " SINK_FORMATS ", width = " SIZE_RANGE
+                    ", height = " SIZE_RANGE ", framerate = (fraction) [ 0/1, 2147483647/1 ]"));
+
+GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS("other/tensors, num_tensors = (int) 1, format = (string) static, "
+                    "types = (string) { uint8, int8, float16, float32 }, "
+                    "framerate = (fraction) [ 0/1, 2147483647/1 ]; "
+                    "video/x-raw, format = (string) { RGB, BGR, RGBA, BGRA, GRAY8 }, "
+                    "width = " SIZE_RANGE ", height = " SIZE_RANGE ", "
+                    "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
+
+OutputFormat output_format(GstTensorConvertFormat f)
+{
+    switch (f) {
+    case GST_TENSOR_CONVERT_FORMAT_BGR:
+        return OutputFormat::Bgr;
+    case GST_TENSOR_CONVERT_FORMAT_RGBA:
+        return OutputFormat::Rgba;
+    case GST_TENSOR_CONVERT_FORMAT_BGRA:
+        return OutputFormat::Bgra;
+    case GST_TENSOR_CONVERT_FORMAT_GRAY:
+        return OutputFormat::Gray;
+    case GST_TENSOR_CONVERT_FORMAT_RGB:
+        break;
+    }
+    return OutputFormat::Rgb;
+}
+
+DType output_dtype(GstTensorConvertDType d)
+{
+    switch (d) {
+    case GST_TENSOR_CONVERT_DTYPE_INT8:
+        return DType::I8;
+    case GST_TENSOR_CONVERT_DTYPE_FLOAT16:
+        return DType::F16;
+    case GST_TENSOR_CONVERT_DTYPE_FLOAT32:
+        return DType::F32;
+    case GST_TENSOR_CONVERT_DTYPE_UINT8:
+        break;
+    }
+    return DType::U8;
+}
+
+GstVideoFormat output_video_format(const Settings& s)
+{
+    if (s.dtype != GST_TENSOR_CONVERT_DTYPE_UINT8 || s.layout != GST_TENSOR_CONVERT_LAYOUT_HWC)
+        return GST_VIDEO_FORMAT_UNKNOWN;
+    switch (s.format) {
+    case GST_TENSOR_CONVERT_FORMAT_RGB:
+        return GST_VIDEO_FORMAT_RGB;
+    case GST_TENSOR_CONVERT_FORMAT_BGR:
+        return GST_VIDEO_FORMAT_BGR;
+    case GST_TENSOR_CONVERT_FORMAT_RGBA:
+        return GST_VIDEO_FORMAT_RGBA;
+    case GST_TENSOR_CONVERT_FORMAT_BGRA:
+        return GST_VIDEO_FORMAT_BGRA;
+    case GST_TENSOR_CONVERT_FORMAT_GRAY:
+        return GST_VIDEO_FORMAT_GRAY8;
+    }
+    return GST_VIDEO_FORMAT_UNKNOWN;
+}
+
+size_t channels_of(const Settings& s)
+{
+    return output_format_channels(output_format(s.format));
+}
+
+Shape output_shape(const Settings& s, size_t w, size_t h)
+{
+    const size_t c = channels_of(s);
+    if (s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW)
+        return {1, c, h, w};
+    return {1, h, w, c};
+}
+
+namespace
+{
+
+// The output size along one axis as a caps value: the property, else the crop, else whatever
+// the input says (fixed or a range).
+void output_dim(const GstStructure* in, const char* field, guint prop,
+                std::optional<size_t> crop_dim, GValue* out)
+{
+    if (prop > 0 || crop_dim) {
+        g_value_init(out, G_TYPE_INT);
+        g_value_set_int(out, gint(prop > 0 ? prop : *crop_dim));
+        return;
+    }
+    const GValue* v = gst_structure_get_value(in, field);
+    if (v) {
+        g_value_init(out, G_VALUE_TYPE(v));
+        g_value_copy(v, out);
+        return;
+    }
+    g_value_init(out, GST_TYPE_INT_RANGE);
+    gst_value_set_int_range(out, 1, gint(kMaxSize));
+}
+
+void copy_framerate(const GstStructure* from, GstStructure* to)
+{
+    if (const GValue* fr = gst_structure_get_value(from, "framerate"))
+        gst_structure_set_value(to, "framerate", fr);
+}
+
+GstStructure* tensors_structure(const Settings& s)
+{
+    return gst_structure_new("other/tensors", "num_tensors", G_TYPE_INT, 1, "format", G_TYPE_STRING,
+                             "static", "types", G_TYPE_STRING,
+                             tensor_type_name(output_dtype(s.dtype)), nullptr);
+}
+
+// What we produce from the video/x-raw structure `in`, merged into `out`.
+GstCaps* add_src_structures(const Settings& s, const GstStructure* in, GstCaps* out)
+{
+    GValue w = G_VALUE_INIT;
+    GValue h = G_VALUE_INIT;
+    output_dim(in, "width", s.width, s.crop ? std::optional<size_t>(s.crop->width) : std::nullopt,
+               &w);
+    output_dim(in, "height", s.height,
+               s.crop ? std::optional<size_t>(s.crop->height) : std::nullopt, &h);
+
+    GstStructure* t = tensors_structure(s);
+    if (G_VALUE_HOLDS_INT(&w) && G_VALUE_HOLDS_INT(&h)) {
+        // "3:640:640:1" first, and its rank-padded spellings ("3:640:640", ...), which
+        // NNStreamer treats as the same tensor.
+        GValue dims = G_VALUE_INIT;
+        padded_dimensions_list(
+            output_shape(s, size_t(g_value_get_int(&w)), size_t(g_value_get_int(&h))), &dims);
+        gst_structure_take_value(t, "dimensions", &dims);
+    }
+    copy_framerate(in, t);
+    out = gst_caps_merge_structure(out, t);
+
+    const GstVideoFormat vf = output_video_format(s);
+    if (vf != GST_VIDEO_FORMAT_UNKNOWN) {
+        GstStructure* v = gst_structure_new("video/x-raw", "format", G_TYPE_STRING,
+                                            gst_video_format_to_string(vf), nullptr);
+        gst_structure_set_value(v, "width", &w);
+        gst_structure_set_value(v, "height", &h);
+        if (const auto c = output_colorimetry_string(in, vf))
+            gst_structure_set(v, "colorimetry", G_TYPE_STRING, c->c_str(), nullptr);
+        copy_framerate(in, v);
+        out = gst_caps_merge_structure(out, v);
+    }
+    g_value_unset(&w);
+    g_value_unset(&h);
+    return out;
+}
+
+// Width and height of an other/tensors `dimensions` string for our layout: C:W:H:N (HWC) or
+// W:H:C:N (CHW), missing trailing entries 1 and any beyond the fourth 1 (rank padding).
+bool size_from_dimensions(const Settings& s, const char* dims, gint* w, gint* h)
+{
+    if (!dims)
+        return false;
+    gchar** parts = g_strsplit(dims, ":", -1);
+    std::vector<guint64> d;
+    bool ok = true;
+    for (gchar** p = parts; *p && ok; ++p) {
+        guint64 n = 0;
+        ok = g_ascii_string_to_unsigned(*p, 10, 1, G_MAXINT, &n, nullptr);
+        d.push_back(n);
+    }
+    g_strfreev(parts);
+    if (!ok || d.size() < 2)
+        return false;
+    while (d.size() < 4)
+        d.push_back(1);
+    for (size_t i = 3; i < d.size(); ++i)
+        if (d[i] != 1)
+            return false;
+    const bool chw = s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW;
+    *w = gint(chw ? d[0] : d[1]);
+    *h = gint(chw ? d[1] : d[2]);
+    return true;
+}
+
+// What we accept upstream for the src structure `in` (if we can produce it at all), merged
+// into `out`.
+GstCaps* add_sink_structures(const Settings& s, const GstStructure* in, GstCaps* out)
+{
+    // Only structures our settings can produce: the dtype for tensors, the format for video.
+    GstStructure* ours = nullptr;
+    if (gst_structure_has_name(in, "other/tensors")) {
+        ours = tensors_structure(s);
+    } else if (gst_structure_has_name(in, "video/x-raw")) {
+        const GstVideoFormat vf = output_video_format(s);
+        if (vf == GST_VIDEO_FORMAT_UNKNOWN)
+            return out;
+        ours = gst_structure_new("video/x-raw", "format", G_TYPE_STRING,
+                                 gst_video_format_to_string(vf), nullptr);
+    } else {
+        return out;
+    }
+    const bool can = gst_structure_can_intersect(in, ours);
+    gst_structure_free(ours);
+    if (!can)
+        return out;
+
+    MiniObjectPtr<GstCaps> templ(gst_static_pad_template_get_caps(&sink_template));
+    GstStructure* sink = gst_structure_copy(gst_caps_get_structure(templ.get(), 0));
+    // An output axis follows the input only when neither its property nor a crop fixes it.
+    // With a crop any frame size passes here: one the crop does not fit is refused in set_caps
+    // with a message naming the crop, rather than as an anonymous caps mismatch.
+    if (!s.crop) {
+        const bool video = gst_structure_has_name(in, "video/x-raw");
+        gint w = 0, h = 0;
+        const bool dims =
+            !video && size_from_dimensions(s, gst_structure_get_string(in, "dimensions"), &w, &h);
+        for (const char* axis : {"width", "height"}) {
+            const bool is_w = std::strcmp(axis, "width") == 0;
+            if ((is_w ? s.width : s.height) != 0)
+                continue;
+            if (video) {
+                if (const GValue* v = gst_structure_get_value(in, axis))
+                    gst_structure_set_value(sink, axis, v);
+            } else if (dims) {
+                gst_structure_set(sink, axis, G_TYPE_INT, is_w ? w : h, nullptr);
+            }
+        }
+    }
+    copy_framerate(in, sink);
+    return gst_caps_merge_structure(out, sink);
+}
+
+} // namespace
+
+GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
+                        GstCaps* caps, GstCaps* filter)
+{
+    GstCaps* result = gst_caps_new_empty();
+    MiniObjectPtr<GstCaps> input;
+    if (gst_caps_is_any(caps))
+        input.reset(gst_pad_get_pad_template_caps(direction == GST_PAD_SINK
+                                                      ? GST_BASE_TRANSFORM_SINK_PAD(self)
+                                                      : GST_BASE_TRANSFORM_SRC_PAD(self)));
+    else
+        input.reset(gst_caps_ref(caps));
+
+    for (guint i = 0; i < gst_caps_get_size(input.get()); ++i) {
+        const GstCapsFeatures* f = gst_caps_get_features(input.get(), i);
+        if (f && !gst_caps_features_is_any(f) &&
+            !gst_caps_features_is_equal(f, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY))
+            continue; // we map frames: system memory or mappable DMA-BUF under plain caps
+        const GstStructure* st = gst_caps_get_structure(input.get(), i);
+        if (direction == GST_PAD_SINK) {
+            if (gst_structure_has_name(st, "video/x-raw"))
+                result = add_src_structures(s, st, result);
+        } else {
+            result = add_sink_structures(s, st, result);
+        }
+    }
+    if (filter) {
+        GstCaps* tmp = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
+        gst_caps_unref(result);
+        result = tmp;
+    }
+    GST_DEBUG_OBJECT(self, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+                     direction == GST_PAD_SINK ? "sink" : "src", caps, result);
+    return result;
+}
+
+GstCaps* fixate_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
+                     GstCaps* caps, GstCaps* othercaps)
+{
+    try {
+        if (direction == GST_PAD_SINK && gst_caps_is_fixed(caps)) {
+            // The exact output for this input (dimensions included), in downstream's order of
+            // preference.
+            GstCaps* ideal = transform_caps(self, s, GST_PAD_SINK, caps, nullptr);
+            GstCaps* best = gst_caps_intersect_full(othercaps, ideal, GST_CAPS_INTERSECT_FIRST);
+            gst_caps_unref(ideal);
+            if (!gst_caps_is_empty(best)) {
+                gst_caps_unref(othercaps);
+                othercaps = best;
+            } else {
+                gst_caps_unref(best);
+            }
+        }
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(self, "fixate_caps failed: %s", e.what());
+    }
+    othercaps = gst_caps_fixate(othercaps);
+    GST_DEBUG_OBJECT(self, "fixated to %" GST_PTR_FORMAT, othercaps);
+    return othercaps;
+}
+
+std::string describe_settings(const Settings& s)
+{
+    std::string d = "format=";
+    d += output_format_name(output_format(s.format));
+    d += " layout=";
+    d += tensor_layout_name(s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW ? TensorLayout::Chw
+                                                                      : TensorLayout::Hwc);
+    d += " dtype=";
+    d += tensor_type_name(output_dtype(s.dtype));
+    d += " width=" + std::to_string(s.width) + " height=" + std::to_string(s.height);
+    if (s.crop)
+        d += " crop=" + s.crop_str;
+    return d;
+}
+
+bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps)
+{
+    MiniObjectPtr<GstCaps> ours(transform_caps(self, s, GST_PAD_SINK, incaps, nullptr));
+    if (gst_caps_is_empty(ours.get())) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                          ("tensorconvert cannot read %" GST_PTR_FORMAT, incaps),
+                          ("only progressive video/x-raw in system memory (or mappable DMA-BUF "
+                           "under plain caps) is accepted"));
+        return false;
+    }
+    MiniObjectPtr<GstCaps> peer(
+        gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), ours.get()));
+    if (peer && !gst_caps_is_empty(peer.get()))
+        return true;
+    MiniObjectPtr<GstCaps> accepted(
+        gst_pad_peer_query_caps(GST_BASE_TRANSFORM_SRC_PAD(self), nullptr));
+    GCharPtr ours_str(gst_caps_to_string(ours.get()));
+    GCharPtr peer_str(accepted ? gst_caps_to_string(accepted.get()) : g_strdup("nothing"));
+    GST_ELEMENT_ERROR(
+        self, CORE, NEGOTIATION,
+        ("tensorconvert's output does not match what downstream accepts. With %s it produces "
+         "%s; downstream accepts %s. Change the properties (video/x-raw output needs "
+         "dtype=uint8 layout=hwc) or the caps after tensorconvert.",
+         describe_settings(s).c_str(), ours_str.get(), peer_str.get()),
+        ("input caps %" GST_PTR_FORMAT, incaps));
+    return false;
+}
+
+bool engine_config(GstElement* self, const Settings& s, const GstVideoInfo& in_info,
+                   GstCaps* incaps, ConvertFormat src_format, ConvertColorimetry* colorimetry,
+                   ConvertConfig* cfg)
+{
+    cfg->src_format = src_format;
+    cfg->src_width = size_t(GST_VIDEO_INFO_WIDTH(&in_info));
+    cfg->src_height = size_t(GST_VIDEO_INFO_HEIGHT(&in_info));
+    // What the caps say, unspecified axes resolved with GStreamer's defaults for the frame
+    // (reported below): the engine then guesses nothing, and the meta records it all.
+    *colorimetry = resolve_convert_colorimetry(
+        in_info, gst_structure_has_field(gst_caps_get_structure(incaps, 0), "colorimetry"),
+        s.format == GST_TENSOR_CONVERT_FORMAT_GRAY ? GST_VIDEO_FORMAT_GRAY8 : GST_VIDEO_FORMAT_RGB);
+    cfg->src_colorimetry = colorimetry->applied;
+    cfg->crop = s.crop;
+    cfg->dst_width = s.width;
+    cfg->dst_height = s.height;
+    cfg->dst_format = output_format(s.format);
+    cfg->layout = s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW ? TensorLayout::Chw : TensorLayout::Hwc;
+    cfg->dtype = output_dtype(s.dtype);
+    const size_t channels = channels_of(s);
+    if (!per_channel(s.mean, channels, 0.f, &cfg->mean) ||
+        !per_channel(s.stdev, channels, 1.f, &cfg->std)) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                          ("mean and std need one value or one per output channel (%zu for "
+                           "format=%s); got mean=\"%s\" std=\"%s\".",
+                           channels, std::string(output_format_name(cfg->dst_format)).c_str(),
+                           s.mean_str.c_str(), s.std_str.c_str()),
+                          (nullptr));
+        return false;
+    }
+    cfg->method = s.method == GST_TENSOR_CONVERT_METHOD_NEAREST ? ResizeMethod::Nearest
+                                                                : ResizeMethod::Bilinear;
+    cfg->letterbox = s.letterbox;
+    // 0xAARRGGBB; the engine writes alpha only into 4-channel outputs.
+    cfg->fill = {guint8((s.fill_color >> 16) & 0xff), guint8((s.fill_color >> 8) & 0xff),
+                 guint8(s.fill_color & 0xff), guint8((s.fill_color >> 24) & 0xff)};
+    cfg->threads = s.n_threads;
+    cfg->compute = convert_compute(s.compute);
+    return true;
+}
+
+bool check_output_caps(GstElement* self, const Settings& s, const Converter& conv, GstCaps* outcaps,
+                       OutputCaps* out)
+{
+    const Shape shape = output_shape(s, conv.dst_width(), conv.dst_height());
+    const GstStructure* os = gst_caps_get_structure(outcaps, 0);
+    if (gst_structure_has_name(os, "video/x-raw")) {
+        GstVideoInfo out_info;
+        if (!gst_video_info_from_caps(&out_info, outcaps) ||
+            GST_VIDEO_INFO_FORMAT(&out_info) != output_video_format(s) ||
+            size_t(GST_VIDEO_INFO_WIDTH(&out_info)) != conv.dst_width() ||
+            size_t(GST_VIDEO_INFO_HEIGHT(&out_info)) != conv.dst_height()) {
+            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                              ("Output caps %" GST_PTR_FORMAT " do not match %s (%zux%zu).",
+                               outcaps, describe_settings(s).c_str(), conv.dst_width(),
+                               conv.dst_height()),
+                              (nullptr));
+            return false;
+        }
+        out->video = true;
+        out->info = out_info;
+        out->bytes = GST_VIDEO_INFO_SIZE(&out_info);
+    } else {
+        auto tc = parse_tensor_caps(os);
+        if (!tc) {
+            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                              ("Invalid output caps: %s", tc.error().message().c_str()),
+                              ("%" GST_PTR_FORMAT, outcaps));
+            return false;
+        }
+        if (tc->dtype != output_dtype(s.dtype) || !shapes_equal_padded(tc->shape, shape)) {
+            GST_ELEMENT_ERROR(
+                self, CORE, NEGOTIATION,
+                ("Output caps want %s [%s], but %s produces %s [%s].", tensor_type_name(tc->dtype),
+                 dimensions_string(tc->shape).c_str(), describe_settings(s).c_str(),
+                 tensor_type_name(output_dtype(s.dtype)), dimensions_string(shape).c_str()),
+                ("%" GST_PTR_FORMAT, outcaps));
+            return false;
+        }
+        out->bytes = dtype_size(output_dtype(s.dtype));
+        for (size_t d : shape)
+            out->bytes *= d;
+    }
+    return true;
+}
+
+gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCaps* caps,
+                        gsize size, GstCaps* othercaps, gsize* othersize)
+{
+    (void)caps;
+    (void)size;
+    try {
+        if (direction != GST_PAD_SINK)
+            return FALSE; // the input size never follows from the output
+        auto layout = layout_from_caps(othercaps, 1, nullptr);
+        if (!layout) {
+            GST_DEBUG_OBJECT(self, "no size for %" GST_PTR_FORMAT ": %s", othercaps,
+                             layout.error().message().c_str());
+            return FALSE;
+        }
+        *othersize = layout->size;
+        return TRUE;
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(self, "transform_size failed: %s", e.what());
+    }
+    return FALSE;
+}
+
+} // namespace edgetensor::gst::tensorconvert

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+//
+// The GL backend: a GL context owner (EGL, OpenGL ES 3) on a thread of its own, tensors backed
+// by GL pixel buffer objects (TensorMemory::Pbo), and the statistics of its EGLImage import
+// cache. The converter's GL path (ConvertCompute::Gl in convert.hpp) runs on it.
+//
+// Threading: every GL call runs on the context's worker thread; the calls here post to it and
+// wait. Handles are cheap to copy and may be used from any thread.
+//
+// Lifetime (the weak-sender rule): GlContext handles and the converters that use a context own
+// its thread; PBO tensors do not. Once the last owner is gone the thread exits (after any CPU map
+// of a PBO in progress ends) and the GL objects go with it; every later operation on a PBO
+// tensor of that context fails with ErrorCode::Disconnected instead of hanging or crashing.
+//
+// Availability: libEGL is loaded at run time (never linked), so a host without EGL, without a
+// GPU driver or without a display still runs everything else; create() then fails with
+// ErrorCode::Unavailable and a message saying what is missing. Builds configured with -Dgl=disabled
+// return NotSupported.
+
+#pragma once
+
+#include "edgetensor/error.hpp"
+#include "edgetensor/pixel_format.hpp"
+#include "edgetensor/tensor_dyn.hpp"
+#include "edgetensor/types.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace edgetensor
+{
+
+namespace detail::gl
+{
+class Worker;
+}
+
+/// What a GL context runs on.
+struct GlInfo {
+    /// "surfaceless" (EGL_PLATFORM_SURFACELESS_MESA) or "device" (EGL_EXT_platform_device).
+    std::string platform;
+    /// The DRM node behind the display ("/dev/dri/renderD128"), empty when EGL names none.
+    std::string device;
+    std::string vendor;   ///< GL_VENDOR
+    std::string renderer; ///< GL_RENDERER, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
+    std::string version;  ///< GL_VERSION, e.g. "OpenGL ES 3.2 Mesa 22.3.6"
+    /// A CPU rasteriser (llvmpipe, softpipe, swrast, SwiftShader): compute=auto keeps the CPU.
+    bool software = false;
+    /// EGL_EXT_image_dma_buf_import: DMA-BUF tensors are imported as EGLImages, not uploaded.
+    bool dma_buf_import = false;
+    /// EGL_EXT_image_dma_buf_import_modifiers: imports name the (linear) format modifier.
+    bool dma_buf_import_modifiers = false;
+    int max_texture_size = 0;
+};
+
+/// Counters of one converter's EGLImage import cache and of the copies it could not avoid.
+struct GlImportStats {
+    uint64_t hits = 0;      ///< imports found in the cache
+    uint64_t misses = 0;    ///< EGLImages created
+    uint64_t evictions = 0; ///< entries dropped to stay within the bound (least recently used)
+    uint64_t swept = 0;     ///< entries dropped because every tensor sharing their identity died
+    uint64_t entries = 0;   ///< entries held now
+    /// Source planes copied into a texture (host memory, PBOs, and DMA-BUFs that could not be
+    /// imported). Every upload is counted, none is silent.
+    uint64_t uploads = 0;
+    /// DMA-BUF planes (source or destination) that could have been zero-copy but were not: the
+    /// display lacks EGL_EXT_image_dma_buf_import, or the driver refused the import.
+    uint64_t zero_copy_declines = 0;
+    /// Destinations written by reading the rendered pixels back (glReadPixels) into host memory
+    /// or into a PBO rather than rendering into an imported DMA-BUF.
+    uint64_t readbacks = 0;
+};
+
+/// A handle on a GL context owner. Copies share the context.
+class GlContext
+{
+public:
+    /// An empty handle; is_valid() is false.
+    GlContext() = default;
+
+    /// Starts a context of its own (its own worker thread and EGL context). Display choice:
+    /// EDGETENSOR_GL_DEVICE=/dev/dri/renderD* names a DRM render node (EGL device platform);
+    /// otherwise an EGL device with a render node is preferred when one initialises, then
+    /// EGL_PLATFORM_SURFACELESS_MESA. Errors: Unavailable (no libEGL, no display, no OpenGL ES
+    /// 3.0 context: the message says which), NotSupported (built without GL).
+    static Result<GlContext> create();
+    /// The process's shared context, started on first use and kept while any handle, converter
+    /// or PBO map uses it. Converters with ConvertCompute::Gl run on it, so PBO destinations
+    /// for them come from here.
+    static Result<GlContext> shared();
+    /// Whether a context can be created on this host. Probed once per process (starting and
+    /// stopping a context); the error is what create() would say.
+    static Result<GlInfo> probe();
+
+    bool is_valid() const noexcept { return worker_ != nullptr; }
+    /// Requires is_valid().
+    const GlInfo& info() const noexcept;
+
+    /// A tensor in a new pixel buffer object of this context (zero-filled). Maps run
+    /// glMapBufferRange on the context's thread; views and batches share the PBO and the
+    /// BufferIdentity. Errors: InvalidShape, AllocationFailed (GL_OUT_OF_MEMORY), Disconnected.
+    Result<TensorDyn> create_pbo(DType dtype, const Shape& shape, std::string_view name = {}) const;
+    /// An image in a new PBO, with the tight (host) row pitch of its layout (semi-planar:
+    /// 64-byte aligned, as on every backend).
+    Result<TensorDyn> create_pbo_image(size_t width, size_t height, PixelFormat format, DType dtype,
+                                       CpuAccess access, std::string_view name = {}) const;
+
+    /// True when `tensor` lives in a PBO of this context.
+    bool owns(const TensorDyn& tensor) const noexcept;
+
+private:
+    friend struct GlContextAccess;
+    explicit GlContext(std::shared_ptr<detail::gl::Worker> worker) noexcept
+        : worker_(std::move(worker))
+    {
+    }
+    std::shared_ptr<detail::gl::Worker> worker_;
+};
+
+/// True when this build has the GL backend (meson option gl).
+bool gl_built() noexcept;
+
+} // namespace edgetensor

@@ -1,0 +1,910 @@
+// SPDX-License-Identifier: MIT
+//
+// The GL converter: sources reach the shader as byte textures (an imported DMA-BUF grid, or an
+// upload), the destination is rendered either straight into an imported DMA-BUF (views select
+// their rectangle of the one import with glViewport/glScissor) or into a scratch target read
+// back with glReadPixels into a PBO or host memory. Every copy is counted.
+
+#include "gl/convert_gl.hpp"
+
+#include "gl/convert_hook.hpp"
+#include "gl/pbo_storage.hpp"
+#include "log.hpp"
+#include "tensor_internal.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <vector>
+
+namespace edgetensor::detail::gl
+{
+namespace
+{
+
+constexpr const char* kCat = "gl";
+
+int unit_index(int unit) noexcept
+{
+    return unit == 4 ? 1 : 0;
+}
+
+std::string shape_str(const Shape& s)
+{
+    return shape_string(s);
+}
+
+Result<GLuint> compile(const Worker& w, GLenum type, const std::string& src)
+{
+    const Api& gl = w.gl();
+    const GLuint sh = gl.glCreateShader(type);
+    const char* p = src.c_str();
+    gl.glShaderSource(sh, 1, &p, nullptr);
+    gl.glCompileShader(sh);
+    GLint ok = 0;
+    gl.glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[2048] = {};
+        gl.glGetShaderInfoLog(sh, sizeof log - 1, nullptr, log);
+        gl.glDeleteShader(sh);
+        ET_LOG_DEBUG(kCat, "shader source:\n%s", src.c_str());
+        return make_error(ErrorCode::NotSupported,
+                          std::string("the GL driver rejected the converter's shader: ") + log);
+    }
+    return sh;
+}
+
+/// Reads `n` bytes of each of `rows` back through `fbo`, from texel (x, y) of an image of
+/// `unit`-byte texels (1: R8, 4: RGBA8), and compares them with the CPU's view of the same
+/// bytes (`cpu`, rows `stride` apart, row 0 at y). Empty when they agree, else the first
+/// difference. Imports of buffers the driver cannot reach read zeros or garbage here.
+std::string compare_readback(const Worker& w, GLuint fbo, size_t unit, size_t x, size_t y, size_t n,
+                             std::initializer_list<size_t> rows, const uint8_t* cpu, size_t stride)
+{
+    const Api& gl = w.gl();
+    const size_t texels = n / unit;
+    std::vector<uint8_t> px(texels * 4);
+    gl.glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+    gl.glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    std::string bad;
+    for (size_t r : rows) {
+        gl.glReadPixels(GLint(x), GLint(y + r), GLsizei(texels), 1, GL_RGBA, GL_UNSIGNED_BYTE,
+                        px.data());
+        if (const GLenum e = w.take_gl_error(); e != GL_NO_ERROR) {
+            bad = "reading it back fails with " + gl_error_name(e);
+            break;
+        }
+        for (size_t b = 0; b < texels * unit && bad.empty(); ++b) {
+            const uint8_t got = unit == 4 ? px[b] : px[4 * b];
+            const uint8_t want = cpu[r * stride + b];
+            if (got != want)
+                bad = "byte " + std::to_string(b) + " of row " + std::to_string(r) + " reads " +
+                      std::to_string(got) + " where the buffer holds " + std::to_string(want);
+        }
+        if (!bad.empty())
+            break;
+    }
+    gl.glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    return bad;
+}
+
+} // namespace
+
+struct ConvertBackend::Target {
+    int unit = 4;
+    bool direct = false;
+    GLuint framebuffer = 0; // direct: the imported destination's
+    int x0 = 0;
+    int y0[4] = {0, 0, 0, 0}; // direct: per output plane, in grid rows
+    // Readback: host memory, or a pixel pack buffer at `base`.
+    uint8_t* host = nullptr;
+    GLuint pack_pbo = 0;
+    size_t base = 0;
+    size_t rs = 0;
+    size_t ps = 0;
+};
+
+ConvertBackend::ConvertBackend(std::shared_ptr<Worker> worker, const Converter& conv)
+    : worker_(std::move(worker))
+{
+    const ConvertConfig& c = conv.config();
+    params_.src = source_layout(c.src_format);
+    params_.cfg = c;
+    params_.geo = conv.geometry();
+    params_.applied = conv.applied_colorimetry();
+    params_.dst_width = conv.dst_width();
+    params_.dst_height = conv.dst_height();
+    params_.channels = output_format_channels(c.dst_format);
+    const size_t elem = dtype_size(c.dtype);
+    const bool hwc = c.layout == TensorLayout::Hwc;
+    row_bytes_ = hwc ? params_.dst_width * params_.channels * elem : params_.dst_width * elem;
+    out_planes_ = hwc ? 1 : params_.channels;
+    params_.unit = row_bytes_ % 4 == 0 ? 4 : 1;
+    for (size_t p = 0; p < params_.src->planes; ++p) {
+        src_rows_[p] = layout_plane_rows(*params_.src, p, c.src_height);
+        src_row_bytes_[p] = layout_plane_row_bytes(*params_.src, p, c.src_width);
+    }
+}
+
+Result<std::unique_ptr<ConvertBackend>> ConvertBackend::create(std::shared_ptr<Worker> worker,
+                                                               const Converter& conv)
+{
+    if (!source_layout(conv.config().src_format))
+        return make_error(ErrorCode::InvalidArgument, "unknown source format");
+    std::unique_ptr<ConvertBackend> b(new (std::nothrow) ConvertBackend(std::move(worker), conv));
+    if (!b)
+        return make_error(ErrorCode::AllocationFailed, "out of memory creating the GL converter");
+    auto r = b->worker_->call<void>([&]() -> Result<void> {
+        auto i = b->init();
+        if (!i)
+            b->release();
+        return i;
+    });
+    if (!r)
+        return unexpected(std::move(r).error());
+    return b;
+}
+
+ConvertBackend::~ConvertBackend()
+{
+    (void)worker_->call<void>([&]() -> Result<void> {
+        release();
+        return {};
+    });
+}
+
+void ConvertBackend::release() noexcept
+{
+    const Api& gl = worker_->gl();
+    cache_.reset();
+    importer_.reset();
+    for (auto& p : programs_)
+        if (p.id)
+            gl.glDeleteProgram(p.id);
+    for (auto& s : scratch_) {
+        if (s.framebuffer)
+            gl.glDeleteFramebuffers(1, &s.framebuffer);
+        if (s.texture)
+            gl.glDeleteTextures(1, &s.texture);
+    }
+    for (GLuint& t : upload_tex_)
+        if (t)
+            gl.glDeleteTextures(1, &t);
+    if (vao_)
+        gl.glDeleteVertexArrays(1, &vao_);
+    std::fill(std::begin(programs_), std::end(programs_), Program{});
+    std::fill(std::begin(scratch_), std::end(scratch_), Scratch{});
+    std::fill(std::begin(upload_tex_), std::end(upload_tex_), 0u);
+    vao_ = 0;
+}
+
+Result<void> ConvertBackend::init()
+{
+    const Api& gl = worker_->gl();
+    const int max = worker_->info().max_texture_size;
+    const size_t w_units = row_bytes_ / size_t(params_.unit);
+    if (w_units > size_t(max) || params_.dst_height > size_t(max))
+        return make_error(ErrorCode::NotSupported,
+                          "the output (" + std::to_string(row_bytes_) + "-byte rows, " +
+                              std::to_string(params_.dst_height) +
+                              " rows) exceeds this GL's texture size limit of " +
+                              std::to_string(max));
+    for (size_t p = 0; p < params_.src->planes; ++p) {
+        if (src_row_bytes_[p] > size_t(max) || src_rows_[p] > size_t(max))
+            return make_error(
+                ErrorCode::NotSupported,
+                "source plane " + std::to_string(p) + " (" + std::to_string(src_row_bytes_[p]) +
+                    " bytes x " + std::to_string(src_rows_[p]) +
+                    " rows) exceeds this GL's texture size limit of " + std::to_string(max));
+        gl.glGenTextures(1, &upload_tex_[p]);
+        gl.glBindTexture(GL_TEXTURE_2D, upload_tex_[p]);
+        gl.glTexStorage2D(GL_TEXTURE_2D, 1, GL_R8, GLsizei(src_row_bytes_[p]),
+                          GLsizei(src_rows_[p]));
+        gl.glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        gl.glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    }
+    gl.glBindTexture(GL_TEXTURE_2D, 0);
+    gl.glGenVertexArrays(1, &vao_);
+    if (const GLenum e = worker_->take_gl_error(); e != GL_NO_ERROR)
+        return make_error(ErrorCode::AllocationFailed,
+                          "allocating the GL converter's textures failed (" + gl_error_name(e) +
+                              ")");
+    auto prog = program(params_.unit);
+    if (!prog)
+        return unexpected(std::move(prog).error());
+    auto s = scratch(params_.unit);
+    if (!s)
+        return unexpected(std::move(s).error());
+    importer_.emplace(*worker_);
+    cache_.emplace(*importer_, kCacheEntries);
+    return {};
+}
+
+Result<const ConvertBackend::Program*> ConvertBackend::program(int unit)
+{
+    Program& p = programs_[unit_index(unit)];
+    if (p.id)
+        return &p;
+    ShaderParams sp = params_;
+    sp.unit = unit;
+    const Api& gl = worker_->gl();
+    auto vs = compile(*worker_, GL_VERTEX_SHADER, vertex_shader_source());
+    if (!vs)
+        return unexpected(std::move(vs).error());
+    auto fs = compile(*worker_, GL_FRAGMENT_SHADER, fragment_shader_source(sp));
+    if (!fs) {
+        gl.glDeleteShader(*vs);
+        return unexpected(std::move(fs).error());
+    }
+    const GLuint id = gl.glCreateProgram();
+    gl.glAttachShader(id, *vs);
+    gl.glAttachShader(id, *fs);
+    gl.glLinkProgram(id);
+    gl.glDeleteShader(*vs);
+    gl.glDeleteShader(*fs);
+    GLint ok = 0;
+    gl.glGetProgramiv(id, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        char log[2048] = {};
+        gl.glGetProgramInfoLog(id, sizeof log - 1, nullptr, log);
+        gl.glDeleteProgram(id);
+        return make_error(ErrorCode::NotSupported,
+                          std::string("the GL driver cannot link the converter's program: ") + log);
+    }
+    p.id = id;
+    for (int k = 0; k < 3; ++k) {
+        p.tex[k] = gl.glGetUniformLocation(id, ("u_tex" + std::to_string(k)).c_str());
+        p.org[k] = gl.glGetUniformLocation(id, ("u_org" + std::to_string(k)).c_str());
+    }
+    p.target = gl.glGetUniformLocation(id, "u_target");
+    p.chan = gl.glGetUniformLocation(id, "u_chan");
+    return &p;
+}
+
+Result<const ConvertBackend::Scratch*> ConvertBackend::scratch(int unit)
+{
+    Scratch& s = scratch_[unit_index(unit)];
+    if (s.framebuffer)
+        return &s;
+    const Api& gl = worker_->gl();
+    gl.glGenTextures(1, &s.texture);
+    gl.glBindTexture(GL_TEXTURE_2D, s.texture);
+    gl.glTexStorage2D(GL_TEXTURE_2D, 1, unit == 4 ? GL_RGBA8 : GL_R8,
+                      GLsizei(row_bytes_ / size_t(unit)), GLsizei(params_.dst_height));
+    gl.glBindTexture(GL_TEXTURE_2D, 0);
+    gl.glGenFramebuffers(1, &s.framebuffer);
+    gl.glBindFramebuffer(GL_FRAMEBUFFER, s.framebuffer);
+    gl.glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, s.texture, 0);
+    const GLenum status = gl.glCheckFramebufferStatus(GL_FRAMEBUFFER);
+    GLint fmt = 0, type = 0;
+    if (status == GL_FRAMEBUFFER_COMPLETE && unit == 1) {
+        gl.glGetIntegerv(GL_IMPLEMENTATION_COLOR_READ_FORMAT, &fmt);
+        gl.glGetIntegerv(GL_IMPLEMENTATION_COLOR_READ_TYPE, &type);
+    }
+    gl.glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (status != GL_FRAMEBUFFER_COMPLETE)
+        return make_error(ErrorCode::NotSupported,
+                          "the GL converter's render target is incomplete (status 0x" +
+                              std::to_string(status) + ")");
+    // Single bytes (rows whose length is not a multiple of 4) read back as GL_RED, which ES
+    // only guarantees where the implementation says so.
+    if (unit == 1 && (fmt != GL_RED || type != GL_UNSIGNED_BYTE))
+        return make_error(ErrorCode::NotSupported,
+                          "this GL cannot read back single bytes (GL_RED/GL_UNSIGNED_BYTE), which "
+                          "an output row of " +
+                              std::to_string(row_bytes_) +
+                              " bytes (not a multiple of 4) or an unaligned destination needs");
+    if (const GLenum e = worker_->take_gl_error(); e != GL_NO_ERROR)
+        return make_error(ErrorCode::AllocationFailed,
+                          "allocating the GL converter's render target failed (" +
+                              gl_error_name(e) + ")");
+    return &s;
+}
+
+int ConvertBackend::unit_for(size_t base, size_t rs, size_t ps) const noexcept
+{
+    return row_bytes_ % 4 == 0 && base % 4 == 0 && rs % 4 == 0 && ps % 4 == 0 ? 4 : 1;
+}
+
+Result<void> ConvertBackend::upload(size_t plane, const uint8_t* data, size_t stride,
+                                    GLuint unpack_pbo, size_t pbo_offset)
+{
+    const Api& gl = worker_->gl();
+    gl.glBindTexture(GL_TEXTURE_2D, upload_tex_[plane]);
+    gl.glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    gl.glPixelStorei(GL_UNPACK_ROW_LENGTH, GLint(stride));
+    const void* ptr = data;
+    if (unpack_pbo) {
+        gl.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, unpack_pbo);
+        ptr = reinterpret_cast<const void*>(pbo_offset);
+    }
+    gl.glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, GLsizei(src_row_bytes_[plane]),
+                       GLsizei(src_rows_[plane]), GL_RED, GL_UNSIGNED_BYTE, ptr);
+    if (unpack_pbo)
+        gl.glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    gl.glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    gl.glBindTexture(GL_TEXTURE_2D, 0);
+    ++counters_.uploads;
+    if (const GLenum e = worker_->take_gl_error(); e != GL_NO_ERROR)
+        return make_error(ErrorCode::Io, "uploading source plane " + std::to_string(plane) +
+                                             " failed (" + gl_error_name(e) + ")");
+    return {};
+}
+
+Result<void> ConvertBackend::draw(const std::array<SourcePlane, 3>& planes, const Target& t)
+{
+    const Api& gl = worker_->gl();
+    auto prog = program(t.unit);
+    if (!prog)
+        return unexpected(std::move(prog).error());
+    const Program& p = **prog;
+    const Scratch* s = nullptr;
+    if (!t.direct) {
+        auto sr = scratch(t.unit);
+        if (!sr)
+            return unexpected(std::move(sr).error());
+        s = *sr;
+    }
+    gl.glUseProgram(p.id);
+    gl.glBindVertexArray(vao_);
+    // Planes in one texture (a one-buffer NV12 import) sample it through one texture unit:
+    // binding an imported image to two units at once reads garbage on Mesa's kms_swrast.
+    int units = 0;
+    int unit_of[3] = {0, 0, 0};
+    for (int k = 0; k < params_.src->planes; ++k) {
+        int u = units;
+        for (int j = 0; j < k; ++j)
+            if (planes[size_t(j)].texture == planes[size_t(k)].texture)
+                u = unit_of[j];
+        unit_of[k] = u;
+        if (u == units) {
+            gl.glActiveTexture(GLenum(GL_TEXTURE0 + u));
+            gl.glBindTexture(GL_TEXTURE_2D, planes[size_t(k)].texture);
+            ++units;
+        }
+        gl.glUniform1i(p.tex[k], u);
+        gl.glUniform2i(p.org[k], planes[size_t(k)].ox, planes[size_t(k)].oy);
+    }
+    const GLsizei w = GLsizei(row_bytes_ / size_t(t.unit));
+    const GLsizei h = GLsizei(params_.dst_height);
+    for (size_t k = 0; k < out_planes_; ++k) {
+        gl.glUniform1i(p.chan, GLint(k));
+        if (t.direct) {
+            // A view of the destination is a rectangle of its one import.
+            gl.glBindFramebuffer(GL_FRAMEBUFFER, t.framebuffer);
+            gl.glViewport(t.x0, t.y0[k], w, h);
+            gl.glEnable(GL_SCISSOR_TEST);
+            gl.glScissor(t.x0, t.y0[k], w, h);
+            gl.glUniform2i(p.target, t.x0, t.y0[k]);
+            gl.glDrawArrays(GL_TRIANGLES, 0, 3);
+            gl.glDisable(GL_SCISSOR_TEST);
+            continue;
+        }
+        gl.glBindFramebuffer(GL_FRAMEBUFFER, s->framebuffer);
+        gl.glViewport(0, 0, w, h);
+        gl.glUniform2i(p.target, 0, 0);
+        gl.glDrawArrays(GL_TRIANGLES, 0, 3);
+        gl.glPixelStorei(GL_PACK_ALIGNMENT, t.unit == 4 ? 4 : 1);
+        gl.glPixelStorei(GL_PACK_ROW_LENGTH, GLint(t.rs / size_t(t.unit)));
+        const GLenum fmt = t.unit == 4 ? GL_RGBA : GL_RED;
+        if (t.pack_pbo) {
+            gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, t.pack_pbo);
+            gl.glReadPixels(0, 0, w, h, fmt, GL_UNSIGNED_BYTE,
+                            reinterpret_cast<void*>(t.base + k * t.ps));
+            gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+        } else {
+            gl.glReadPixels(0, 0, w, h, fmt, GL_UNSIGNED_BYTE, t.host + k * t.ps);
+        }
+        gl.glPixelStorei(GL_PACK_ROW_LENGTH, 0);
+    }
+    gl.glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    gl.glBindVertexArray(0);
+    gl.glUseProgram(0);
+    for (int k = 0; k < units; ++k) {
+        gl.glActiveTexture(GLenum(GL_TEXTURE0 + k));
+        gl.glBindTexture(GL_TEXTURE_2D, 0);
+    }
+    gl.glActiveTexture(GL_TEXTURE0);
+    if (t.direct)
+        gl.glFinish(); // CPU consumers of the DMA-BUF read it next
+    if (const GLenum e = worker_->take_gl_error(); e != GL_NO_ERROR)
+        return make_error(ErrorCode::Io, "the GL conversion failed (" + gl_error_name(e) + ")");
+    return {};
+}
+
+void ConvertBackend::publish_stats()
+{
+    GlImportStats s = counters_;
+    if (cache_) {
+        const auto& c = cache_->stats();
+        s.hits = c.hits;
+        s.misses = c.misses;
+        s.evictions = c.evictions;
+        s.swept = c.swept;
+        s.entries = c.entries;
+    }
+    std::lock_guard lock(stats_mu_);
+    published_ = s;
+}
+
+GlImportStats ConvertBackend::stats() const
+{
+    std::lock_guard lock(stats_mu_);
+    return published_;
+}
+
+Result<void> ConvertBackend::run(const SourceFrame& src, const DestFrame& dst)
+{
+    const SourceLayout& sl = *params_.src;
+    const ConvertConfig& c = params_.cfg;
+    for (size_t p = 0; p < sl.planes; ++p) {
+        const auto& sp = src.planes[p];
+        if (!sp.data)
+            return make_error(ErrorCode::InvalidArgument,
+                              "source plane " + std::to_string(p) + " of the " +
+                                  std::string(convert_format_name(c.src_format)) +
+                                  " frame is null");
+        if (src_rows_[p] > 1 && sp.stride < src_row_bytes_[p])
+            return make_error(ErrorCode::InvalidArgument,
+                              "source plane " + std::to_string(p) + " stride " +
+                                  std::to_string(sp.stride) + " is shorter than its " +
+                                  std::to_string(src_row_bytes_[p]) + "-byte rows");
+    }
+    const size_t elem = dtype_size(c.dtype);
+    if (!dst.data)
+        return make_error(ErrorCode::InvalidArgument, "destination is null");
+    if (reinterpret_cast<uintptr_t>(dst.data) % elem || dst.row_stride % elem ||
+        dst.plane_stride % elem)
+        return make_error(ErrorCode::InvalidArgument,
+                          "destination pointer and pitches must be multiples of the " +
+                              std::to_string(elem) + "-byte element size");
+    const size_t rs =
+        params_.dst_height > 1 ? dst.row_stride : std::max(dst.row_stride, row_bytes_);
+    if (rs < row_bytes_)
+        return make_error(ErrorCode::InvalidArgument,
+                          "destination row stride " + std::to_string(dst.row_stride) +
+                              " is shorter than a " + std::to_string(row_bytes_) +
+                              "-byte output row");
+    if (out_planes_ > 1 && dst.plane_stride < (params_.dst_height - 1) * rs + row_bytes_)
+        return make_error(ErrorCode::InvalidArgument, "destination plane stride " +
+                                                          std::to_string(dst.plane_stride) +
+                                                          " is shorter than a channel plane");
+    Target t;
+    t.unit = unit_for(reinterpret_cast<uintptr_t>(dst.data), rs, dst.plane_stride);
+    t.host = dst.data;
+    t.rs = rs;
+    t.ps = dst.plane_stride;
+    return worker_->call<void>([&]() -> Result<void> {
+        std::array<SourcePlane, 3> planes{};
+        for (size_t p = 0; p < sl.planes; ++p) {
+            EDGETENSOR_TRY(upload(p, src.planes[p].data,
+                                  std::max(src.planes[p].stride, src_row_bytes_[p]), 0, 0));
+            planes[p] = {upload_tex_[p], 0, 0};
+        }
+        ++counters_.readbacks;
+        auto r = draw(planes, t);
+        publish_stats();
+        return r;
+    });
+}
+
+Result<std::array<ConvertBackend::SourcePlane, 3>>
+ConvertBackend::sources_from_tensor(const TensorDyn& src, std::optional<RawMap>& map)
+{
+    const SourceLayout& sl = *params_.src;
+    const GlInfo& info = worker_->info();
+    const bool planar_rgb = sl.format == ConvertFormat::PlanarRgb;
+    std::array<SourcePlane, 3> out{};
+    std::array<std::optional<ImportKey>, 3> keys{};
+    auto ensure_map = [&]() -> Result<void> {
+        if (map)
+            return {};
+        auto m = src.map_raw(CpuAccess::Read);
+        if (!m)
+            return unexpected(std::move(m).error());
+        map.emplace(std::move(*m));
+        return {};
+    };
+    for (size_t p = 0; p < sl.planes; ++p) {
+        const bool chroma = !planar_rgb && p == 1;
+        const std::shared_ptr<Storage> storage =
+            chroma ? TensorAccess::chroma_storage(src) : TensorAccess::storage(src);
+        size_t off = 0, stride = 0;
+        if (planar_rgb) {
+            off = src.offset() + p * size_t(src.strides()[0]);
+            stride = size_t(src.strides()[1]);
+        } else {
+            auto pl = src.plane_layout(p);
+            if (!pl)
+                return unexpected(std::move(pl).error());
+            off = pl->offset;
+            stride = pl->stride;
+        }
+        const int fd = src.plane_fd(chroma ? 1 : 0);
+        const size_t rb = src_row_bytes_[p];
+        const size_t rows = src_rows_[p];
+
+        if (storage->memory() == TensorMemory::Dma && fd >= 0) {
+            std::string why;
+            if (!info.dma_buf_import) {
+                why = "the EGL display lacks EGL_EXT_image_dma_buf_import";
+            } else {
+                const size_t max = size_t(info.max_texture_size);
+                size_t goff = 0, x = stride ? off % stride : 0, y = stride ? off / stride : 0;
+                if (stride && x + rb > stride) {
+                    goff = off;
+                    x = y = 0;
+                }
+                const size_t grid_rows =
+                    stride ? std::min((storage->capacity() - goff) / stride, max) : 0;
+                if (!stride || stride > max || y + rows > grid_rows) {
+                    why = "its " + std::to_string(stride) + "-byte rows exceed the texture limit";
+                } else {
+                    ImportRequest req;
+                    // A one-buffer frame's planes share its grid; a from_planes chroma
+                    // buffer has its own.
+                    const bool own_buffer = chroma && storage != TensorAccess::storage(src);
+                    req.key = {src.buffer_identity().id(),
+                               own_buffer ? 1u : 0u,
+                               goff,
+                               uint32_t(stride),
+                               uint32_t(grid_rows),
+                               uint32_t(stride),
+                               kFourccR8};
+                    req.alive = src.buffer_identity().weak();
+                    req.fd = fd;
+                    // Pixels, not return codes: read rows of the import back and compare them
+                    // with the buffer's bytes.
+                    req.verify = [&, x, y, p, stride, rb, rows](GLuint, GLuint fbo) -> std::string {
+                        if (!fbo)
+                            return "no framebuffer to read the import back through";
+                        if (auto m = ensure_map(); !m)
+                            return m.error().message();
+                        const uint8_t* cpu = planar_rgb
+                                                 ? map->bytes() + p * size_t(src.strides()[0])
+                                                 : map->plane(p).data;
+                        const size_t n = std::min<size_t>(rb, 256);
+                        std::string bad = compare_readback(*worker_, fbo, 1, x, y, n,
+                                                           {0, rows / 2, rows - 1}, cpu, stride);
+                        if (bad.empty() && rb > n)
+                            bad = compare_readback(*worker_, fbo, 1, x + rb - n, y, n,
+                                                   {0, rows - 1}, cpu + rb - n, stride);
+                        return bad;
+                    };
+                    // Planes of one buffer share its import: one lookup per buffer and frame.
+                    bool shared = false;
+                    for (size_t q = 0; q < p && !shared; ++q)
+                        if (keys[q] && *keys[q] == req.key) {
+                            out[p] = {out[q].texture, int(x), int(y)};
+                            shared = true;
+                        }
+                    if (shared)
+                        continue;
+                    auto img = cache_->acquire(req);
+                    if (img) {
+                        out[p] = {img->texture, int(x), int(y)};
+                        keys[p] = req.key;
+                        continue;
+                    }
+                    why = img.error().message();
+                }
+            }
+            ++counters_.zero_copy_declines;
+            ET_LOG_DEBUG(kCat, "source plane %zu of '%s' uploaded, not imported: %s", p,
+                         src.name().c_str(), why.c_str());
+        }
+
+        if (storage->memory() == TensorMemory::Pbo) {
+            const auto* pbo = static_cast<const PboStorage*>(storage.get());
+            if (pbo->owner_serial() != worker_->serial())
+                return make_error(ErrorCode::InvalidArgument,
+                                  "source PBO '" + pbo->name() +
+                                      "' belongs to another GL context than the converter's "
+                                      "(allocate it from GlContext::shared())");
+            if (pbo->is_mapped())
+                return make_error(ErrorCode::InvalidArgument,
+                                  "source PBO '" + pbo->name() + "' is mapped for " +
+                                      pbo->mapped_by() + "; release its maps before converting it");
+            EDGETENSOR_TRY(upload(p, nullptr, stride, pbo->buffer(), off));
+        } else {
+            EDGETENSOR_TRY(ensure_map());
+            const uint8_t* data =
+                planar_rgb ? map->bytes() + p * size_t(src.strides()[0]) : map->plane(p).data;
+            EDGETENSOR_TRY(upload(p, data, stride, 0, 0));
+        }
+        out[p] = {upload_tex_[p], 0, 0};
+    }
+    return out;
+}
+
+Result<ConvertBackend::Target> ConvertBackend::target_from_tensor(const TensorDyn& dst, size_t base,
+                                                                  size_t rs, size_t ps,
+                                                                  std::optional<RawMap>& map)
+{
+    Target t;
+    t.unit = unit_for(base, rs, ps);
+    t.rs = rs;
+    t.ps = ps;
+    const auto& storage = TensorAccess::storage(dst);
+    const GlInfo& info = worker_->info();
+    if (storage->memory() == TensorMemory::Pbo) {
+        const auto* pbo = static_cast<const PboStorage*>(storage.get());
+        if (pbo->owner_serial() != worker_->serial())
+            return make_error(ErrorCode::InvalidArgument,
+                              "destination PBO '" + pbo->name() +
+                                  "' belongs to another GL context than the converter's "
+                                  "(allocate it from GlContext::shared())");
+        if (pbo->is_mapped())
+            return make_error(ErrorCode::InvalidArgument,
+                              "destination PBO '" + pbo->name() + "' is mapped for " +
+                                  pbo->mapped_by() +
+                                  "; release its maps before converting into it");
+        t.pack_pbo = pbo->buffer();
+        t.base = base;
+        ++counters_.readbacks;
+        return t;
+    }
+    const int fd = dst.fd();
+    if (storage->memory() == TensorMemory::Dma && fd >= 0) {
+        std::string why;
+        const size_t u = size_t(t.unit);
+        const size_t max = size_t(info.max_texture_size);
+        const size_t x = base % rs, y0 = base / rs;
+        const size_t grid_rows = std::min(storage->capacity() / rs, max);
+        const size_t last = y0 + (out_planes_ - 1) * (ps / rs);
+        if (!info.dma_buf_import)
+            why = "the EGL display lacks EGL_EXT_image_dma_buf_import";
+        else if (rs / u > max || x % u || x + row_bytes_ > rs || (out_planes_ > 1 && ps % rs) ||
+                 last + params_.dst_height > grid_rows)
+            why = "its layout is not a rectangle of " + std::to_string(u) +
+                  "-byte texels within the texture limit";
+        if (why.empty()) {
+            ImportRequest req;
+            req.key = {dst.buffer_identity().id(),
+                       0,
+                       0,
+                       uint32_t(rs / u),
+                       uint32_t(grid_rows),
+                       uint32_t(rs),
+                       u == 4 ? kFourccAbgr8888 : kFourccR8};
+            req.alive = dst.buffer_identity().weak();
+            req.fd = fd;
+            req.render_target = true;
+            // Read the import back against the buffer first (an import the driver cannot
+            // reach reads garbage, and rendering into one may fault), then write a probe through
+            // it and look for it in the buffer.
+            req.verify = [&, x, y0, u](GLuint, GLuint fbo) -> std::string {
+                const Api& gl = worker_->gl();
+                {
+                    auto m = dst.map_allocation(CpuAccess::Write);
+                    if (!m)
+                        return m.error().message();
+                    const size_t n = std::min<size_t>(row_bytes_, 256) / u * u;
+                    std::string bad =
+                        compare_readback(*worker_, fbo, u, x / u, y0, n,
+                                         {0, params_.dst_height - 1}, m->bytes() + base, rs);
+                    if (!bad.empty())
+                        return bad;
+                }
+                for (const uint8_t v : {uint8_t(0xa5), uint8_t(0x5a)}) {
+                    gl.glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+                    gl.glEnable(GL_SCISSOR_TEST);
+                    gl.glScissor(GLint(x / u), GLint(y0), 1, 1);
+                    const float f = (float(v) + 0.25f) / 255.f;
+                    gl.glClearColor(f, f, f, f);
+                    gl.glClear(GL_COLOR_BUFFER_BIT);
+                    gl.glDisable(GL_SCISSOR_TEST);
+                    gl.glBindFramebuffer(GL_FRAMEBUFFER, 0);
+                    gl.glFinish();
+                    // Mapped after the GPU wrote, so the sync bracket sees its writes.
+                    auto m = dst.map_allocation(CpuAccess::Write);
+                    if (!m)
+                        return m.error().message();
+                    const uint8_t got = m->bytes()[base];
+                    if (got != v)
+                        return "a probe byte " + std::to_string(v) +
+                               " written through the import reads " + std::to_string(got) +
+                               " in the buffer";
+                }
+                return {};
+            };
+            auto img = cache_->acquire(req);
+            if (img) {
+                t.direct = true;
+                t.framebuffer = img->framebuffer;
+                t.x0 = int(x / u);
+                for (size_t k = 0; k < out_planes_; ++k)
+                    t.y0[k] = int(y0 + k * (out_planes_ > 1 ? ps / rs : 0));
+                return t;
+            }
+            why = img.error().message();
+        }
+        ++counters_.zero_copy_declines;
+        ET_LOG_DEBUG(kCat, "destination '%s' written by readback, not rendered into: %s",
+                     dst.name().c_str(), why.c_str());
+    }
+    auto m = dst.map_raw(CpuAccess::Write);
+    if (!m)
+        return unexpected(std::move(m).error());
+    map.emplace(std::move(*m));
+    t.host = map->bytes();
+    ++counters_.readbacks;
+    return t;
+}
+
+Result<void> ConvertBackend::run(const TensorDyn& src, const TensorDyn& dst)
+{
+    const ConvertConfig& c = params_.cfg;
+    if (!src.is_valid() || !src.is_image())
+        return make_error(ErrorCode::InvalidArgument, "the conversion source is not an image");
+    const auto sf = convert_format_from_pixel_format(src.format());
+    if (!sf)
+        return make_error(ErrorCode::NotSupported,
+                          "the converter cannot read " +
+                              std::string(pixel_format_name(src.format())) + " images");
+    if (*sf != c.src_format || src.width() != c.src_width || src.height() != c.src_height)
+        return make_error(ErrorCode::InvalidArgument,
+                          "source " + std::string(pixel_format_name(src.format())) + " " +
+                              std::to_string(src.width()) + "x" + std::to_string(src.height()) +
+                              " does not match the converter's " +
+                              std::string(convert_format_name(c.src_format)) + " " +
+                              std::to_string(c.src_width) + "x" + std::to_string(c.src_height));
+    if (src.dtype() != DType::U8)
+        return make_error(ErrorCode::NotSupported, "the converter reads u8 images only");
+    if (c.src_format == ConvertFormat::PlanarRgb &&
+        (src.strides().size() != 3 || src.strides()[0] <= 0 || src.strides()[1] <= 0))
+        return make_error(ErrorCode::InvalidShape, "planar RGB source must be [3, H, W]");
+    if (!dst.is_valid())
+        return make_error(ErrorCode::InvalidArgument, "the conversion destination is empty");
+    if (dst.dtype() != c.dtype)
+        return make_error(ErrorCode::DTypeMismatch,
+                          "destination dtype " + std::string(dtype_name(dst.dtype())) +
+                              " differs from the converter's " + std::string(dtype_name(c.dtype)));
+    Shape shape = dst.shape();
+    std::vector<ptrdiff_t> strides = dst.strides();
+    while (shape.size() > 3 && shape.front() == 1) {
+        shape.erase(shape.begin());
+        strides.erase(strides.begin());
+    }
+    const size_t ch = params_.channels;
+    const size_t elem = dtype_size(c.dtype);
+    const bool hwc = c.layout == TensorLayout::Hwc;
+    if (shape.size() == 2 && ch == 1) {
+        shape.insert(hwc ? shape.end() : shape.begin(), 1);
+        strides.insert(hwc ? strides.end() : strides.begin(), ptrdiff_t(elem));
+    }
+    const Shape want = hwc ? Shape{params_.dst_height, params_.dst_width, ch}
+                           : Shape{ch, params_.dst_height, params_.dst_width};
+    if (shape != want)
+        return make_error(ErrorCode::InvalidShape, "destination shape " + shape_str(dst.shape()) +
+                                                       " differs from the converter's output " +
+                                                       shape_str(want));
+    size_t rs = 0, ps = 0;
+    const auto es = ptrdiff_t(elem);
+    if (hwc) {
+        if (strides[2] != es || strides[1] != es * ptrdiff_t(ch) || strides[0] < 0)
+            return make_error(ErrorCode::InvalidShape,
+                              "destination pixels must be contiguous (HWC with padded rows only)");
+        rs = size_t(strides[0]);
+    } else {
+        if (strides[2] != es || strides[1] < 0 || strides[0] < 0)
+            return make_error(ErrorCode::InvalidShape,
+                              "destination rows must be contiguous (CHW with padded rows only)");
+        rs = size_t(strides[1]);
+        ps = size_t(strides[0]);
+    }
+    if (params_.dst_height == 1)
+        rs = std::max(rs, row_bytes_);
+    if (out_planes_ == 1)
+        ps = 0;
+    return worker_->call<void>([&]() -> Result<void> {
+        std::optional<RawMap> smap, dmap;
+        auto planes = sources_from_tensor(src, smap);
+        if (!planes) {
+            publish_stats();
+            return unexpected(std::move(planes).error());
+        }
+        auto target = target_from_tensor(dst, dst.offset(), rs, ps, dmap);
+        if (!target) {
+            publish_stats();
+            return unexpected(std::move(target).error());
+        }
+        auto r = draw(*planes, *target);
+        publish_stats();
+        return r;
+    });
+}
+
+// ---- the Converter's seam --------------------------------------------------------------------
+
+namespace
+{
+
+/// Auto keeps the CPU unless the GL context runs on real hardware; the reason says which.
+std::optional<std::string> auto_cpu_reason(const GlInfo& info)
+{
+    const char* allow = std::getenv("EDGETENSOR_GL_ALLOW_SOFTWARE");
+    if (info.software && !(allow && std::strcmp(allow, "1") == 0))
+        return "the GL renderer is a CPU rasteriser (" + info.renderer +
+               "): the CPU engine is faster (EDGETENSOR_GL_ALLOW_SOFTWARE=1 or compute=gl uses "
+               "it anyway)";
+    return std::nullopt;
+}
+
+} // namespace
+
+Result<void> ConverterHook::attach(Converter& conv)
+{
+    const ConvertCompute want = conv.config().compute;
+    if (want == ConvertCompute::Cpu) {
+        conv.compute_ = ConvertCompute::Cpu;
+        conv.compute_reason_ = "requested";
+        return {};
+    }
+    if (want != ConvertCompute::Auto && want != ConvertCompute::Gl)
+        return make_error(ErrorCode::InvalidArgument,
+                          "unknown compute backend code " + std::to_string(uint32_t(want)));
+    const bool required = want == ConvertCompute::Gl;
+    auto keep_cpu = [&](const std::string& why) -> Result<void> {
+        conv.compute_ = ConvertCompute::Cpu;
+        conv.compute_reason_ = why;
+        ET_LOG_INFO(kCat, "compute=auto: using the CPU: %s", why.c_str());
+        return {};
+    };
+    if (!required) {
+        // Auto does not start a GL context just to find it is software: no DRM render node
+        // (or EDGETENSOR_GL_DEVICE) means the only EGL display is a CPU rasteriser.
+        if (auto why = software_only_reason())
+            return keep_cpu(*why);
+    }
+    auto w = shared_worker();
+    if (!w) {
+        if (required)
+            return make_error(w.error().code(),
+                              "compute=gl: no GL context can be had here: " + w.error().message());
+        return keep_cpu("no GL context: " + w.error().message());
+    }
+    if (!required)
+        if (auto why = auto_cpu_reason((*w)->info()))
+            return keep_cpu(*why);
+    auto b = ConvertBackend::create(*w, conv);
+    if (!b) {
+        if (required)
+            return make_error(b.error().code(),
+                              "compute=gl cannot run this conversion: " + b.error().message());
+        return keep_cpu("the GL backend cannot run this conversion: " + b.error().message());
+    }
+    conv.gl_.reset(b->release());
+    conv.compute_ = ConvertCompute::Gl;
+    conv.compute_reason_ = std::string(required ? "requested" : "auto") + ": " +
+                           (*w)->info().renderer + " (" + (*w)->info().version + ")";
+    return {};
+}
+
+Result<void> ConverterHook::run(Converter& conv, const SourceFrame& src, const DestFrame& dst)
+{
+    return conv.gl_->run(src, dst);
+}
+
+Result<void> ConverterHook::run(Converter& conv, const TensorDyn& src, const TensorDyn& dst)
+{
+    return conv.gl_->run(src, dst);
+}
+
+} // namespace edgetensor::detail::gl
+
+namespace edgetensor
+{
+
+void Converter::GlDeleter::operator()(detail::gl::ConvertBackend* b) const noexcept
+{
+    delete b;
+}
+
+GlImportStats Converter::gl_stats() const noexcept
+{
+    return gl_ ? gl_->stats() : GlImportStats{};
+}
+
+} // namespace edgetensor

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+//
+// The GL backend of one Converter: its program, its upload textures and render target, and its
+// EGLImage import cache, all living on the shared GL context's thread.
+
+#pragma once
+
+#include "edgetensor/convert.hpp"
+#include "gl/convert_shader.hpp"
+#include "gl/gl_worker.hpp"
+#include "gl/import_cache.hpp"
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace edgetensor::detail::gl
+{
+
+class ConvertBackend
+{
+public:
+    /// Prepares the program and textures for `conv`'s configuration on `worker`. NotSupported
+    /// when the configuration exceeds what the context can do (texture size limits, byte-wide
+    /// readback), with the reason.
+    static Result<std::unique_ptr<ConvertBackend>> create(std::shared_ptr<Worker> worker,
+                                                          const Converter& conv);
+    ~ConvertBackend();
+    ConvertBackend(const ConvertBackend&) = delete;
+    ConvertBackend& operator=(const ConvertBackend&) = delete;
+
+    Result<void> run(const SourceFrame& src, const DestFrame& dst);
+    Result<void> run(const TensorDyn& src, const TensorDyn& dst);
+    GlImportStats stats() const;
+    const Worker& worker() const noexcept { return *worker_; }
+
+    /// Import cache bound: distinct buffers (pool size) of a stream, with room for re-keys.
+    static constexpr size_t kCacheEntries = 32;
+
+    // The GL-thread side of one run, shared by both entry points.
+    struct SourcePlane {
+        GLuint texture = 0;
+        int ox = 0, oy = 0;
+    };
+    struct Target;
+
+private:
+    ConvertBackend(std::shared_ptr<Worker> worker, const Converter& conv);
+    Result<void> init();
+    void release() noexcept;
+
+    struct Program {
+        GLuint id = 0;
+        GLint tex[3] = {-1, -1, -1};
+        GLint org[3] = {-1, -1, -1};
+        GLint target = -1;
+        GLint chan = -1;
+    };
+    struct Scratch {
+        GLuint texture = 0;
+        GLuint framebuffer = 0;
+    };
+    Result<const Program*> program(int unit);
+    Result<const Scratch*> scratch(int unit);
+    Result<void> upload(size_t plane, const uint8_t* data, size_t stride, GLuint unpack_pbo,
+                        size_t pbo_offset);
+    Result<void> draw(const std::array<SourcePlane, 3>& planes, const Target& t);
+    Result<std::array<SourcePlane, 3>> sources_from_tensor(const TensorDyn& src,
+                                                           std::optional<RawMap>& map);
+    Result<Target> target_from_tensor(const TensorDyn& dst, size_t base, size_t rs, size_t ps,
+                                      std::optional<RawMap>& map);
+    void publish_stats();
+    int unit_for(size_t base, size_t rs, size_t ps) const noexcept;
+
+    std::shared_ptr<Worker> worker_;
+    ShaderParams params_;
+    size_t row_bytes_ = 0;    // bytes of one output row (HWC) or one channel row (CHW)
+    size_t out_planes_ = 1;   // CHW: channels
+    size_t src_rows_[3] = {}; // rows and bytes per row of each source plane
+    size_t src_row_bytes_[3] = {};
+
+    // GL-thread state.
+    Program programs_[2]; // unit 1, unit 4
+    Scratch scratch_[2];
+    GLuint vao_ = 0;
+    GLuint upload_tex_[3] = {0, 0, 0};
+    std::optional<EglImporter> importer_; // outlives cache_
+    std::optional<ImportCache> cache_;
+    GlImportStats counters_;
+
+    mutable std::mutex stats_mu_;
+    GlImportStats published_; // guarded by stats_mu_
+};
+
+} // namespace edgetensor::detail::gl

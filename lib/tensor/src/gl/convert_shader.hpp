@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+//
+// The GL converter's shaders. One fragment shader per converter configuration, with the
+// geometry, the colour matrix and the output encoding baked in as constants. It computes the
+// CPU engine's function (convert.hpp's sampling convention, matrices and rounding) per output
+// byte: the render target is the destination seen as rows of bytes, `unit` (1 or 4) bytes per
+// texel, so one shader serves every layout (HWC, CHW) and dtype (u8, i8, f16, f32) and
+// glReadPixels with a row length (or an imported DMA-BUF) lays the bytes out exactly.
+
+#pragma once
+
+#include "edgetensor/convert.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace edgetensor::detail::gl
+{
+
+enum class Family : uint8_t { Yuv, Rgb, Gray };
+
+/// Where component `c` of luma column `a` lives: byte mul * (a >> hshift) + add of `plane`.
+struct CompSpec {
+    uint8_t plane;
+    uint8_t hshift;
+    uint8_t mul;
+    uint8_t add;
+};
+
+/// A source format's memory layout, as the shader reads it.
+struct SourceLayout {
+    ConvertFormat format;
+    Family family;
+    uint8_t planes;
+    bool has_alpha;
+    uint8_t vshift[3];
+    uint8_t unit_bytes[3];
+    uint8_t unit_px[3];
+    uint8_t ncomp;
+    CompSpec comp[4];
+};
+
+const SourceLayout* source_layout(ConvertFormat f) noexcept;
+size_t layout_plane_rows(const SourceLayout& s, size_t p, size_t height) noexcept;
+size_t layout_plane_row_bytes(const SourceLayout& s, size_t p, size_t width) noexcept;
+
+/// Everything the fragment shader bakes in.
+struct ShaderParams {
+    const SourceLayout* src = nullptr;
+    ConvertConfig cfg;
+    ConvertGeometry geo;
+    Colorimetry applied;
+    size_t dst_width = 0;
+    size_t dst_height = 0;
+    size_t channels = 0;
+    int unit = 4; ///< bytes per render-target texel (1: R8, 4: RGBA8)
+};
+
+std::string vertex_shader_source();
+std::string fragment_shader_source(const ShaderParams& p);
+
+} // namespace edgetensor::detail::gl
