@@ -244,7 +244,7 @@ TEST_P(CudaDma, NegativeFailedImportClosesTheDupAndCanBeRetried)
     sim_->fail("cudaImportExternalMemory", 999, 1);
     auto m = t->cuda_map();
     ASSERT_FALSE(m);
-    EXPECT_EQ(m.error().code(), ErrorCode::Io);
+    EXPECT_EQ(m.error().code(), ErrorCode::Device);
     EXPECT_NE(m.error().message().find("cudaImportExternalMemory failed with cudaErrorUnknown"),
               std::string::npos)
         << m.error().message();

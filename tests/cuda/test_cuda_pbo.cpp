@@ -271,7 +271,7 @@ TEST_F(CudaPbo, NegativeFailedRegistrationIsReportedAndRetried)
     sim_->fail("cudaGraphicsGLRegisterBuffer", 219, 1);
     auto m = t->cuda_map();
     ASSERT_FALSE(m);
-    EXPECT_EQ(m.error().code(), ErrorCode::Io);
+    EXPECT_EQ(m.error().code(), ErrorCode::Device);
     EXPECT_NE(m.error().message().find("reg-fails"), std::string::npos) << m.error().message();
     EXPECT_NE(m.error().message().find(
                   "cudaGraphicsGLRegisterBuffer failed with cudaErrorInvalidGraphicsContext"),

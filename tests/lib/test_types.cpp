@@ -5,6 +5,8 @@
 #include <edgetensor/tensor.hpp>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -154,6 +156,23 @@ TEST(ErrorTest, ResultBehavesLikeExpected)
     Result<std::string> s = std::string("abc");
     EXPECT_EQ(s->size(), 3u);
     EXPECT_EQ(error_code_name(ErrorCode::UnknownBufferType), "UnknownBufferType");
+}
+
+TEST(ErrorTest, CodesAreStableAndNamed)
+{
+    // edgetensor_last_error_code() hands these values to C callers: they never move.
+    EXPECT_EQ(int(ErrorCode::InvalidArgument), 1);
+    EXPECT_EQ(int(ErrorCode::Io), 9);
+    EXPECT_EQ(int(ErrorCode::Disconnected), 13);
+    EXPECT_EQ(int(ErrorCode::Device), 14);
+    std::set<std::string_view> names;
+    for (int c = 1; c <= int(ErrorCode::Device); ++c) {
+        const auto name = error_code_name(ErrorCode(c));
+        EXPECT_FALSE(name.empty()) << c;
+        EXPECT_NE(name, "Unknown") << c;
+        EXPECT_TRUE(names.insert(name).second) << "duplicate name " << name;
+    }
+    EXPECT_EQ(error_code_name(ErrorCode::Device), "Device");
 }
 
 TEST(UniqueFdTest, OwnsAndReleases)

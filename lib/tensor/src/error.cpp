@@ -40,6 +40,8 @@ std::string_view error_code_name(ErrorCode code) noexcept
         return "InvalidDescriptor";
     case ErrorCode::Disconnected:
         return "Disconnected";
+    case ErrorCode::Device:
+        return "Device";
     }
     return "Unknown";
 }

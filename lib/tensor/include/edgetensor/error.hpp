@@ -35,6 +35,9 @@ enum class ErrorCode : uint32_t {
     InvalidDescriptor,
     /// The owner a handle depends on has gone (a PBO tensor whose GL context shut down).
     Disconnected,
+    /// A device runtime (CUDA, GL/EGL) refused a call; the message names the call and the
+    /// runtime's own error. Not a system call: there is no errno.
+    Device,
 };
 
 /// Human-readable name of an error code ("InvalidShape", ...).

@@ -127,10 +127,10 @@ std::string error_text(const Api& a, cudaError_t e)
 Unexpected call_failed(const Api& a, std::string_view what, const char* call, cudaError_t e)
 {
     // cudaErrorMemoryAllocation and cudaErrorNotSupported have codes of their own; any other
-    // CUDA failure is reported like a failed system call.
+    // CUDA failure is the runtime's (Io would promise an errno there is not).
     const ErrorCode code = e == 2     ? ErrorCode::AllocationFailed
                            : e == 801 ? ErrorCode::NotSupported
-                                      : ErrorCode::Io;
+                                      : ErrorCode::Device;
     return make_error(code, std::string(what) + ": " + call + " failed with " + error_text(a, e));
 }
 

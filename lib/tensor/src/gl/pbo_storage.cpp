@@ -137,8 +137,8 @@ Result<uint8_t*> PboStorage::begin_cpu_access(CpuAccess)
         const GLenum e = w->take_gl_error();
         gl.glBindBuffer(kMapTarget, 0);
         if (!m)
-            return make_error(ErrorCode::Io, "glMapBufferRange of PBO tensor '" + name_ +
-                                                 "' failed (" + gl_error_name(e) + ")");
+            return make_error(ErrorCode::Device, "glMapBufferRange of PBO tensor '" + name_ +
+                                                     "' failed (" + gl_error_name(e) + ")");
         return static_cast<uint8_t*>(m);
     });
     if (!p)

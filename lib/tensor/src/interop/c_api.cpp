@@ -57,6 +57,8 @@ int errno_for(const edgetensor::Error& e)
         return ENODEV;
     case ErrorCode::Disconnected:
         return ENOTCONN;
+    case ErrorCode::Device:
+        return EIO;
     case ErrorCode::UnknownBufferType:
         return EMEDIUMTYPE;
     case ErrorCode::Io:
