@@ -7,7 +7,8 @@
  *  - Every fallible call returns 0 on success or a negative errno value on failure
  *    (-EINVAL bad argument or descriptor, -ERANGE region/batch out of bounds, -ENOSPC too
  *    small, -ENOTSUP not supported, -ENOMEM allocation, -ENODEV no provider, -EMEDIUMTYPE
- *    fd of an unknown buffer type, or the errno of a failed system call).
+ *    fd of an unknown buffer type, -ENOTCONN the GL context of a PBO tensor is gone, -EIO a
+ *    device runtime refused a call, or the errno of a failed system call).
  *    edgetensor_last_error() then returns a sentence naming the problem, and
  *    edgetensor_last_error_code() the edgetensor::ErrorCode; both are per thread.
  *  - Handles start with one reference; edgetensor_retain() adds one, edgetensor_release()
