@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -516,8 +517,44 @@ std::string ConvertBackend::check_direct(GLuint tex, const RawMap& map)
         max_tol = *direct_tolerance_;
         mean_tol = std::min(mean_tol, max_tol);
     }
+    // Where the output blends source pixels (bilinear, not 1:1) the driver must not clamp:
+    // blending clamped RGB is not the engine's clamp of blended YUV. Without blending (nearest,
+    // or 1:1) each output pixel is one source pixel, clamped by the shader anyway, so a driver
+    // that clamps is compared clamped.
+    const ConvertGeometry& g = params_.geo;
+    const bool blends = c.method != ResizeMethod::Nearest &&
+                        !(g.content.width == g.source.width && g.content.height == g.source.height);
     double worst = 0, sum = 0;
-    std::string where;
+    std::string where, samples;
+    // When the check fails, which simple model of the driver fits best says why (a driver that
+    // clamps, ignores the hints, swaps chroma, or reads nothing).
+    const YuvCoefficients k601 =
+        yuv_coefficients(Colorimetry{ColorSpace::Unspecified, ColorTransfer::Unspecified,
+                                     ColorEncoding::Bt601, ColorRange::Limited});
+    struct Model {
+        const char* name;
+        const YuvCoefficients* k;
+        bool clamp, swap, zero, no_chroma;
+        double sum;
+    };
+    Model models[] = {
+        {"the engine's function clamped to 0..255", &k, true, false, false, false, 0},
+        {"BT.601 limited clamped (the hints ignored)", &k601, true, false, false, false, 0},
+        {"BT.601 limited unclamped (the hints ignored)", &k601, false, false, false, false, 0},
+        {"the engine's function with U and V swapped, clamped", &k, true, true, false, false, 0},
+        {"BT.601 limited clamped with the chroma read as zeros", &k601, true, false, false, true,
+         0},
+        {"zeros", &k, false, false, true, false, 0}};
+    auto rgb = [](const YuvCoefficients& q, const float* v, bool swap, bool clamp, float* out) {
+        const float yy = (v[0] - q.y_off) * q.y_scale;
+        const float uu = (swap ? v[2] : v[1]) - 128.f, vv = (swap ? v[1] : v[2]) - 128.f;
+        out[0] = yy + q.v_to_r * vv;
+        out[1] = yy + q.u_to_g * uu + q.v_to_g * vv;
+        out[2] = yy + q.u_to_b * uu;
+        if (clamp)
+            for (int n = 0; n < 3; ++n)
+                out[n] = std::clamp(out[n], 0.f, 255.f);
+    };
     for (size_t j = 0; j < probe_py_; ++j)
         for (size_t i = 0; i < probe_px_; ++i) {
             const size_t x = probe_coord(i, probe_px_, W), y = probe_coord(j, probe_py_, H);
@@ -528,13 +565,33 @@ std::string ConvertBackend::check_direct(GLuint tex, const RawMap& map)
                 const size_t row = y >> sl.vshift[cs.plane];
                 v[q] = pl.data[row * pl.row_stride + cs.mul * (x >> cs.hshift) + cs.add];
             }
-            const float yy = (v[0] - k.y_off) * k.y_scale, uu = v[1] - 128.f, vv = v[2] - 128.f;
-            const float want[3] = {yy + k.v_to_r * vv, yy + k.u_to_g * uu + k.v_to_g * vv,
-                                   yy + k.u_to_b * uu};
+            float want[3], alt[3];
+            rgb(k, v, false, !blends, want);
+            float got[3];
             for (size_t q = 0; q < 3; ++q) {
-                float got;
-                std::memcpy(&got, &bits[(j * probe_px_ + i) * 4 + q], sizeof got);
-                double d = std::fabs(double(got) * 255.0 - double(want[q]));
+                std::memcpy(&got[q], &bits[(j * probe_px_ + i) * 4 + q], sizeof got[q]);
+                got[q] *= 255.f;
+                if (!blends && std::isfinite(got[q]))
+                    got[q] = std::clamp(got[q], 0.f, 255.f);
+            }
+            for (Model& m : models) {
+                const float nc[3] = {v[0], 0.f, 0.f};
+                if (m.zero)
+                    alt[0] = alt[1] = alt[2] = 0.f;
+                else
+                    rgb(*m.k, m.no_chroma ? nc : v, m.swap, m.clamp, alt);
+                for (size_t q = 0; q < 3; ++q)
+                    m.sum += std::fabs(double(got[q]) - double(alt[q]));
+            }
+            if (j == probe_py_ / 2 && i < 2) {
+                char b[160];
+                std::snprintf(b, sizeof b, "; pixel (%zu, %zu) Y %d U %d V %d reads %.1f %.1f %.1f",
+                              x, y, int(v[0]), int(v[1]), int(v[2]), double(got[0]), double(got[1]),
+                              double(got[2]));
+                samples += b;
+            }
+            for (size_t q = 0; q < 3; ++q) {
+                double d = std::fabs(double(got[q]) - double(want[q]));
                 if (!std::isfinite(d))
                     d = 1e9;
                 sum += d;
@@ -543,12 +600,22 @@ std::string ConvertBackend::check_direct(GLuint tex, const RawMap& map)
                     char b[200];
                     std::snprintf(b, sizeof b,
                                   "pixel (%zu, %zu) channel %zu reads %.2f where the CPU engine "
-                                  "computes %.2f",
-                                  x, y, q, double(got) * 255.0, double(want[q]));
+                                  "computes %.2f from Y %d U %d V %d",
+                                  x, y, q, double(got[q]), double(want[q]), int(v[0]), int(v[1]),
+                                  int(v[2]));
                     where = b;
                 }
             }
         }
+    const Model* best = &models[0];
+    for (const Model& m : models)
+        if (m.sum < best->sum)
+            best = &m;
+    const double n_probe = double(probe_px_ * probe_py_ * 3);
+    char fit[200];
+    std::snprintf(fit, sizeof fit, "; closest model of the driver: %s (mean %.3f levels)",
+                  best->name, best->sum / n_probe);
+    where += fit + samples;
     const double mean = sum / double(probe_px_ * probe_py_ * 3);
     char b[160];
     std::snprintf(b, sizeof b,
