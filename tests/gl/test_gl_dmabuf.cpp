@@ -15,6 +15,7 @@
 #include <edgetensor/dma.hpp>
 #include <edgetensor/tensor.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -418,7 +419,8 @@ TEST(GlDmaBuf, DirectYuvImportsMatchTheCpuForEachColorimetry)
         const char* label;
         ResizeMethod method = ResizeMethod::Bilinear;
     };
-    // Labels that must go direct on this lane's driver (the VM registration names them).
+    // Labels that must go direct on this lane's driver, spaces as '-', each followed by ','
+    // (the VM registration names them).
     const char* expect = std::getenv("EDGETENSOR_TEST_GL_DIRECT_EXPECT");
     const std::string expected = expect ? expect : "";
     for (const Case& c :
@@ -448,7 +450,9 @@ TEST(GlDmaBuf, DirectYuvImportsMatchTheCpuForEachColorimetry)
         cfg.method = c.method;
         const GlImportStats s = run_against_cpu(frames, pool, cfg, 5, c.label);
         expect_one_import_per_buffer(s, 3, 1, 5, c.label);
-        if (expected.find(std::string(c.label) + ";") != std::string::npos) {
+        std::string token = std::string(c.label) + ",";
+        std::replace(token.begin(), token.end(), ' ', '-');
+        if (expected.find(token) != std::string::npos) {
             EXPECT_EQ(s.direct_imports, 3u) << c.label << " must go direct here (see the warning)";
         }
         std::printf("%s: %s\n", c.label,

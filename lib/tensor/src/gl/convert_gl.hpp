@@ -63,7 +63,8 @@ public:
     };
 
     /// The direct YUV import's pixel check: the driver's RGB at the probe pixels may differ
-    /// from the CPU engine's (unclamped, 0..255) by at most this much, and on average (over
+    /// from the CPU engine's (0..255, unclamped; both clamped where the output does not blend
+    /// source pixels) by at most this much, and on average (over
     /// probes and channels) by kDirectMeanTolerance. With the final rounding that keeps u8
     /// output within the engine's tolerances (max 2 levels, mean 0.5); float outputs scale
     /// both by min(std) / 100 (their tolerance is 1e-2 after normalisation).
