@@ -392,8 +392,8 @@ void install_properties(GObjectClass* gobject_class)
         g_param_spec_boxed("gl-stats", "GL statistics",
                            "The GL backend's EGLImage import cache and copies since the element "
                            "started: hits, misses, evictions, swept, entries, uploads, "
-                           "zero-copy-declines, readbacks (all guint64; zero with the CPU; "
-                           "read-only)",
+                           "zero-copy-declines, readbacks, direct-imports, direct-declines (all "
+                           "guint64; zero with the CPU; read-only)",
                            GST_TYPE_STRUCTURE, kReportFlags));
     g_object_class_install_property(
         gobject_class, PROP_DROPPED,

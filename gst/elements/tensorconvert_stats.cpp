@@ -23,6 +23,8 @@ GlImportStats add_gl_stats(const GlImportStats& a, const GlImportStats& b) noexc
     s.uploads = a.uploads + b.uploads;
     s.zero_copy_declines = a.zero_copy_declines + b.zero_copy_declines;
     s.readbacks = a.readbacks + b.readbacks;
+    s.direct_imports = a.direct_imports + b.direct_imports;
+    s.direct_declines = a.direct_declines + b.direct_declines;
     return s;
 }
 
@@ -38,7 +40,9 @@ GstStructure* gl_stats_structure(const GlImportStats& s)
         guint64(s.misses), "evictions", G_TYPE_UINT64, guint64(s.evictions), "swept", G_TYPE_UINT64,
         guint64(s.swept), "entries", G_TYPE_UINT64, guint64(s.entries), "uploads", G_TYPE_UINT64,
         guint64(s.uploads), "zero-copy-declines", G_TYPE_UINT64, guint64(s.zero_copy_declines),
-        "readbacks", G_TYPE_UINT64, guint64(s.readbacks), nullptr);
+        "readbacks", G_TYPE_UINT64, guint64(s.readbacks), "direct-imports", G_TYPE_UINT64,
+        guint64(s.direct_imports), "direct-declines", G_TYPE_UINT64, guint64(s.direct_declines),
+        nullptr);
 }
 
 Counters carry_over(const Counters& old, const Converter* conv) noexcept

@@ -6,6 +6,8 @@
 // EGL_EXT_image_dma_buf_import); the VM lane runs the DMA-BUF import paths.
 
 #include "../convert/reference.hpp"
+#include "gl/convert_gl.hpp"
+#include "gl/convert_shader.hpp"
 #include "gl_test_util.hpp"
 
 #include <edgetensor/tensor.hpp>
@@ -449,6 +451,55 @@ TEST(GlConvert, MovedConverterKeepsItsGlBackend)
     std::vector<uint8_t> out(b.min_row_stride() * 48);
     ASSERT_TRUE(b.run(fr.source(), DestFrame{out.data(), b.min_row_stride(), 0}));
     EXPECT_FALSE(a->run(fr.source(), DestFrame{out.data(), b.min_row_stride(), 0}));
+}
+
+TEST(GlConvert, DirectYuvShadersCompileWhereExternalImagesAreOffered)
+{
+    ET_GL_CONTEXT_OR_SKIP(ctx);
+    // The direct YUV import's shaders (samplerExternalOES) are only run in the VM lane; here
+    // the driver compiles and links them wherever it offers the extension, so a GLSL mistake
+    // shows on every host.
+    auto w = detail::gl::shared_worker();
+    ASSERT_TRUE(w) << w.error().message();
+    const std::string exts = (*w)->call<std::string>([&]() -> Result<std::string> {
+                                     const GLubyte* s = (*w)->gl().glGetString(GL_EXTENSIONS);
+                                     return std::string(s ? reinterpret_cast<const char*>(s) : "");
+                                 })
+                                 .value_or("");
+    if (exts.find("GL_OES_EGL_image_external_essl3") == std::string::npos)
+        GTEST_SKIP() << ctx.info().renderer << " lacks GL_OES_EGL_image_external_essl3";
+    for (const OutputFormat out : {OutputFormat::Rgb, OutputFormat::Bgra})
+        for (const DType dt : {DType::U8, DType::F32}) {
+            const Frame fr = make_frame(ConvertFormat::Nv12, 64, 48, 0, 1);
+            ConvertConfig cfg = config_for(fr, ColorEncoding::Bt601, ColorRange::Limited);
+            cfg.dst_format = out;
+            cfg.dtype = dt;
+            if (dt == DType::F32)
+                cfg.std = {255.f, 255.f, 255.f, 255.f};
+            auto conv = Converter::create(cfg);
+            ASSERT_TRUE(conv) << conv.error().message();
+            detail::gl::ShaderParams p;
+            p.src = detail::gl::source_layout(ConvertFormat::Nv12);
+            p.cfg = cfg;
+            p.geo = conv->geometry();
+            p.applied = conv->applied_colorimetry();
+            p.dst_width = conv->dst_width();
+            p.dst_height = conv->dst_height();
+            p.channels = out == OutputFormat::Rgb ? 3 : 4;
+            p.direct = true;
+            const std::string fs = detail::gl::fragment_shader_source(p);
+            EXPECT_NE(fs.find("samplerExternalOES"), std::string::npos);
+            for (const std::string& src : {fs, detail::gl::probe_shader_source(64, 48, 32, 32)}) {
+                auto r = (*w)->call<void>([&]() -> Result<void> {
+                    auto id = detail::gl::build_program(**w, src);
+                    if (!id)
+                        return unexpected(std::move(id).error());
+                    (*w)->gl().glDeleteProgram(*id);
+                    return {};
+                });
+                EXPECT_TRUE(r) << r.error().message();
+            }
+        }
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <edgetensor/dma.hpp>
 #include <edgetensor/tensor.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -61,13 +62,32 @@ TensorDyn dma_image(const Frame& fr, PixelFormat pf)
     EXPECT_TRUE(m);
     for (size_t p = 0; p < t->plane_count(); ++p) {
         const auto pl = m->plane(p);
-        const size_t rows = p == 0 ? fr.height : (fr.height + 1) / 2;
-        const size_t rb =
-            p == 0 ? (pf == PixelFormat::Rgb ? fr.width * 3 : fr.width) : 2 * ((fr.width + 1) / 2);
+        // make_frame's planes are tight (pad 0): a stride is a row.
+        const size_t rb = fr.strides[p], rows = fr.planes[p].size() / rb;
         for (size_t y = 0; y < rows; ++y)
             std::memcpy(pl.data + y * pl.row_stride, fr.planes[p].data() + y * fr.strides[p], rb);
     }
     return *t;
+}
+
+/// A two-buffer NV12 image (luma and chroma in vgem buffers of their own) holding `fr`.
+TensorDyn dma_two_buffer_nv12(const Frame& fr)
+{
+    auto luma = TensorDyn::create(DType::U8, {fr.height, fr.width}, TensorMemory::Dma, "luma");
+    auto chroma =
+        TensorDyn::create(DType::U8, {fr.height / 2, fr.width}, TensorMemory::Dma, "chroma");
+    EXPECT_TRUE(luma && chroma);
+    for (size_t p = 0; p < 2; ++p) {
+        const TensorDyn& t = p == 0 ? *luma : *chroma;
+        auto m = t.map_raw(CpuAccess::Write);
+        EXPECT_TRUE(m);
+        const size_t rs = size_t(t.strides()[0]), rows = p == 0 ? fr.height : fr.height / 2;
+        for (size_t y = 0; y < rows; ++y)
+            std::memcpy(m->bytes() + y * rs, fr.planes[p].data() + y * fr.strides[p], fr.width);
+    }
+    auto img = TensorDyn::from_planes(*luma, *chroma, PixelFormat::Nv12);
+    EXPECT_TRUE(img) << (img ? "" : img.error().message());
+    return *img;
 }
 
 std::vector<uint8_t> tight_bytes(const TensorDyn& t, size_t row_bytes, size_t rows)
@@ -110,8 +130,70 @@ std::vector<uint8_t> cpu_output(const Frame& fr, ConvertConfig cfg)
     return out;
 }
 
+/// Converts every tensor of `pool` (holding `frames`) `rounds` times on the GL path into a
+/// u8 RGB host tensor, checks each output against the CPU engine's (max 2 levels, mean 0.5)
+/// and prints the measured differences; returns the converter's stats.
+GlImportStats run_against_cpu(const std::vector<Frame>& frames, const std::vector<TensorDyn>& pool,
+                              ConvertConfig cfg, int rounds, const std::string& label)
+{
+    cfg.compute = ConvertCompute::Gl;
+    auto conv = Converter::create(cfg);
+    EXPECT_TRUE(conv) << conv.error().message();
+    if (!conv)
+        return {};
+    auto dst = conv->allocate_output(TensorMemory::Mem);
+    EXPECT_TRUE(dst);
+    const size_t w = conv->dst_width(), h = conv->dst_height();
+    double worst = 0, mean = 0;
+    for (int round = 0; round < rounds; ++round)
+        for (size_t i = 0; i < pool.size(); ++i) {
+            auto r = conv->run(pool[i], *dst);
+            EXPECT_TRUE(r) << r.error().message();
+            if (!r)
+                return conv->gl_stats();
+            const auto got = tight_bytes(*dst, w * 3, h);
+            const auto want = cpu_output(frames[i], cfg);
+            double sum = 0;
+            for (size_t k = 0; k < got.size(); ++k)
+                sum += std::fabs(double(got[k]) - double(want[k]));
+            worst = std::max(worst, worst_u8(got, want));
+            mean = std::max(mean, sum / double(got.size()));
+        }
+    const GlImportStats s = conv->gl_stats();
+    std::printf("%s: GL vs CPU engine max %.0f levels, mean %.3f (worst frame); direct imports "
+                "%llu, direct declines %llu, misses %llu, hits %llu, uploads %llu\n",
+                label.c_str(), worst, mean, (unsigned long long)s.direct_imports,
+                (unsigned long long)s.direct_declines, (unsigned long long)s.misses,
+                (unsigned long long)s.hits, (unsigned long long)s.uploads);
+    EXPECT_LE(worst, 2.0) << label;
+    EXPECT_LE(mean, 0.5) << label;
+    return s;
+}
+
+/// The counters of a pool of `n` tensors of `buffers` DMA-BUFs each, seen `rounds` times:
+/// direct (one import per tensor) or declined once (then each buffer's grid).
+void expect_one_import_per_buffer(const GlImportStats& s, size_t n, size_t buffers, int rounds,
+                                  const std::string& label)
+{
+    EXPECT_EQ(s.uploads, 0u) << label;
+    EXPECT_EQ(s.zero_copy_declines, 0u) << label;
+    if (s.direct_declines == 0) {
+        EXPECT_EQ(s.direct_imports, n) << label << ": one direct import per distinct frame";
+        EXPECT_EQ(s.misses, n) << label;
+        EXPECT_EQ(s.hits, n * size_t(rounds) - n) << label;
+        EXPECT_EQ(s.entries, n) << label;
+    } else {
+        EXPECT_EQ(s.direct_declines, 1u) << label << ": one decline ends the direct path";
+        EXPECT_EQ(s.direct_imports, 0u) << label;
+        EXPECT_EQ(s.misses, 1u + n * buffers) << label << ": the declined import, then grids";
+        EXPECT_EQ(s.hits, (n * size_t(rounds) - n) * buffers) << label;
+    }
+}
+
 TEST(GlDmaBuf, VgemSourcesImportOnceAndMatchTheCpu)
 {
+    // The byte-grid path (the direct YUV import has tests of its own below).
+    ScopedEnv grids("EDGETENSOR_GL_DIRECT", "0");
     ET_REQUIRE_DMA_OR_SKIP();
     ET_PROVIDER_OR_SKIP(DmaProvider::DrmPrime);
     ET_GL_CONTEXT_OR_SKIP(ctx);
@@ -214,6 +296,8 @@ TEST(GlDmaBuf, ViewsShareTheImportAndNewStridesReKey)
 
 TEST(GlDmaBuf, ImportsOfDeadTensorsAreSwept)
 {
+    // The byte-grid path (the direct YUV import has tests of its own below).
+    ScopedEnv grids("EDGETENSOR_GL_DIRECT", "0");
     ET_REQUIRE_DMA_OR_SKIP();
     ET_PROVIDER_OR_SKIP(DmaProvider::DrmPrime);
     ET_GL_CONTEXT_OR_SKIP(ctx);
@@ -240,6 +324,8 @@ TEST(GlDmaBuf, ImportsOfDeadTensorsAreSwept)
 
 TEST(GlDmaBuf, DmaDestinationsAreRenderedIntoDirectlyTilesShareOneImport)
 {
+    // The byte-grid path (the direct YUV import has tests of its own below).
+    ScopedEnv grids("EDGETENSOR_GL_DIRECT", "0");
     ET_REQUIRE_DMA_OR_SKIP();
     ET_PROVIDER_OR_SKIP(DmaProvider::DrmPrime);
     ET_GL_CONTEXT_OR_SKIP(ctx);
@@ -313,8 +399,112 @@ TEST(GlDmaBuf, OtherExportersAreCheckedByPixels)
                     (unsigned long long)s.hits, (unsigned long long)s.uploads,
                     (unsigned long long)s.zero_copy_declines, (unsigned long long)s.readbacks);
         // A decline is remembered: the driver is asked once per buffer.
-        EXPECT_LE(s.misses, 2u);
+        EXPECT_LE(s.misses, 2u + s.direct_declines) << "a declined direct import asks once more";
     }
+}
+
+TEST(GlDmaBuf, DirectYuvImportsMatchTheCpuForEachColorimetry)
+{
+    ET_REQUIRE_DMA_OR_SKIP();
+    ET_PROVIDER_OR_SKIP(DmaProvider::DrmPrime);
+    ET_GL_CONTEXT_OR_SKIP(ctx);
+    ET_IMPORT_OR_SKIP(ctx);
+    std::printf("GL: %s; GL_OES_EGL_image_external_essl3: %s\n", ctx.info().version.c_str(),
+                ctx.info().yuv_external ? "yes" : "no");
+    struct Case {
+        ConvertFormat format;
+        PixelFormat pf;
+        ColorEncoding enc;
+        ColorRange range;
+        const char* label;
+        ResizeMethod method = ResizeMethod::Bilinear;
+    };
+    // Labels that must go direct on this lane's driver, spaces as '-', each followed by ','
+    // (the VM registration names them).
+    const char* expect = std::getenv("EDGETENSOR_TEST_GL_DIRECT_EXPECT");
+    const std::string expected = expect ? expect : "";
+    for (const Case& c :
+         {Case{ConvertFormat::Nv12, PixelFormat::Nv12, ColorEncoding::Bt601, ColorRange::Limited,
+               "NV12 BT.601 limited"},
+          Case{ConvertFormat::Nv12, PixelFormat::Nv12, ColorEncoding::Bt709, ColorRange::Full,
+               "NV12 BT.709 full"},
+          Case{ConvertFormat::Nv12, PixelFormat::Nv12, ColorEncoding::Bt2020, ColorRange::Limited,
+               "NV12 BT.2020 limited"},
+          Case{ConvertFormat::Nv16, PixelFormat::Nv16, ColorEncoding::Bt709, ColorRange::Limited,
+               "NV16 BT.709 limited"},
+          Case{ConvertFormat::Yuy2, PixelFormat::Yuyv, ColorEncoding::Bt601, ColorRange::Full,
+               "YUYV BT.601 full"},
+          Case{ConvertFormat::Yuy2, PixelFormat::Yuyv, ColorEncoding::Bt601, ColorRange::Limited,
+               "YUYV BT.601 limited nearest", ResizeMethod::Nearest},
+          Case{ConvertFormat::Nv12, PixelFormat::Nv12, ColorEncoding::Bt601, ColorRange::Limited,
+               "NV12 BT.601 limited nearest", ResizeMethod::Nearest}}) {
+        std::vector<Frame> frames;
+        std::vector<TensorDyn> pool;
+        for (uint32_t i = 0; i < 3; ++i) {
+            frames.push_back(make_frame(c.format, 320, 240, 0, 70 + i));
+            pool.push_back(dma_image(frames.back(), c.pf));
+        }
+        ConvertConfig cfg = config_for(frames[0], c.enc, c.range);
+        cfg.dst_width = 224;
+        cfg.dst_height = 160;
+        cfg.method = c.method;
+        const GlImportStats s = run_against_cpu(frames, pool, cfg, 5, c.label);
+        expect_one_import_per_buffer(s, 3, 1, 5, c.label);
+        std::string token = std::string(c.label) + ",";
+        std::replace(token.begin(), token.end(), ' ', '-');
+        if (expected.find(token) != std::string::npos) {
+            EXPECT_EQ(s.direct_imports, 3u) << c.label << " must go direct here (see the warning)";
+        }
+        std::printf("%s: %s\n", c.label,
+                    s.direct_imports    ? "direct: one multi-plane EGLImage per frame, driver RGB"
+                    : s.direct_declines ? "direct import declined, planes imported as grids"
+                                        : "direct import not offered, planes imported as grids");
+    }
+}
+
+TEST(GlDmaBuf, DirectYuvImportOfTwoBufferNv12)
+{
+    ET_REQUIRE_DMA_OR_SKIP();
+    ET_PROVIDER_OR_SKIP(DmaProvider::DrmPrime);
+    ET_GL_CONTEXT_OR_SKIP(ctx);
+    ET_IMPORT_OR_SKIP(ctx);
+    std::vector<Frame> frames;
+    std::vector<TensorDyn> pool;
+    for (uint32_t i = 0; i < 2; ++i) {
+        frames.push_back(make_frame(ConvertFormat::Nv12, 256, 192, 0, 80 + i));
+        pool.push_back(dma_two_buffer_nv12(frames.back()));
+    }
+    ConvertConfig cfg = config_for(frames[0], ColorEncoding::Bt601, ColorRange::Limited);
+    cfg.dst_width = 160;
+    cfg.dst_height = 120;
+    const GlImportStats s = run_against_cpu(frames, pool, cfg, 4, "two-buffer NV12 BT.601");
+    expect_one_import_per_buffer(s, 2, 2, 4, "two-buffer NV12");
+}
+
+TEST(GlDmaBuf, DirectYuvImportFailingItsPixelCheckFallsBackToGrids_Negative)
+{
+    ET_REQUIRE_DMA_OR_SKIP();
+    ET_PROVIDER_OR_SKIP(DmaProvider::DrmPrime);
+    ET_GL_CONTEXT_OR_SKIP(ctx);
+    ET_IMPORT_OR_SKIP(ctx);
+    // No driver's RGB is within a negative tolerance: the check must decline, count it and
+    // fall back with the CPU's pixels.
+    ScopedEnv strict("EDGETENSOR_GL_DIRECT_TOLERANCE", "-1");
+    std::vector<Frame> frames;
+    std::vector<TensorDyn> pool;
+    for (uint32_t i = 0; i < 3; ++i) {
+        frames.push_back(make_frame(ConvertFormat::Nv12, 192, 128, 0, 90 + i));
+        pool.push_back(dma_image(frames.back(), PixelFormat::Nv12));
+    }
+    ConvertConfig cfg = config_for(frames[0], ColorEncoding::Bt709, ColorRange::Full);
+    const GlImportStats s = run_against_cpu(frames, pool, cfg, 3, "forced decline");
+    if (s.direct_declines == 0 && s.direct_imports == 0)
+        GTEST_SKIP() << "this driver does not offer NV12 direct imports (see the info log)";
+    EXPECT_EQ(s.direct_declines, 1u);
+    EXPECT_EQ(s.direct_imports, 0u);
+    EXPECT_EQ(s.misses, 4u) << "the declined direct import, then one grid per buffer";
+    EXPECT_EQ(s.hits, 6u);
+    EXPECT_EQ(s.uploads, 0u);
 }
 
 } // namespace

@@ -48,9 +48,9 @@ ImportRequest request(const TensorDyn& t, uint32_t height = 1620, uint32_t strid
                       uint64_t offset = 0)
 {
     ImportRequest r;
-    r.key = {t.buffer_identity().id(), 0, offset, stride, height, stride, kFourccR8};
+    r.key = {t.buffer_identity().id(), 0, offset, stride, height, stride, kFourccR8, 0};
     r.alive = t.buffer_identity().weak();
-    r.fd = 3;
+    r.image = {stride, height, kFourccR8, {{3, offset, stride}}, {}, {}};
     return r;
 }
 
@@ -227,10 +227,64 @@ TEST(GlImportCache, ClearDestroysEverything)
     EXPECT_TRUE(imp.live.empty()) << "the destructor clears too";
 }
 
+/// A direct YUV import of the whole frame (every plane, the NV12 FourCC).
+ImportRequest direct_request(const TensorDyn& t, uint64_t chroma = 0)
+{
+    const uint32_t nv12 = *drm_fourcc_of(ConvertFormat::Nv12);
+    ImportRequest r;
+    r.key = {t.buffer_identity().id(), kDirectBuffer, 0, 1920, 1080, 1920, nv12, chroma};
+    r.alive = t.buffer_identity().weak();
+    r.image = {1920, 1080, nv12, {{3, 0, 1920}, {3, 1920 * 1080, 1920}}, {}, {}};
+    r.external = true;
+    return r;
+}
+
+TEST(GlImportCache, DirectAndGridImportsOfOneBufferAreDistinctEntries)
+{
+    FakeImporter imp;
+    ImportCache cache(imp, 8);
+    const TensorDyn a = tensor();
+    auto d = cache.acquire(direct_request(a));
+    ASSERT_TRUE(d);
+    auto g = cache.acquire(request(a));
+    ASSERT_TRUE(g);
+    EXPECT_NE(d->texture, g->texture) << "a grid is not the direct image";
+    EXPECT_EQ(cache.stats().misses, 2u);
+    EXPECT_EQ(cache.stats().entries, 2u) << "neither re-keys the other";
+    ASSERT_TRUE(cache.acquire(direct_request(a)));
+    ASSERT_TRUE(cache.acquire(request(a)));
+    EXPECT_EQ(cache.stats().hits, 2u);
+    // Another chroma layout (a from_planes frame whose chroma buffer moved) re-keys the direct
+    // entry only.
+    ASSERT_TRUE(cache.acquire(direct_request(a, 99)));
+    EXPECT_EQ(cache.stats().misses, 3u);
+    EXPECT_EQ(cache.stats().evictions, 1u);
+    EXPECT_EQ(cache.stats().entries, 2u);
+    EXPECT_EQ(imp.live.size(), 2u);
+}
+
+TEST(GlImportCache, DeclinedDirectImportIsRememberedBesideTheGrid_Negative)
+{
+    FakeImporter imp;
+    ImportCache cache(imp, 8);
+    const TensorDyn a = tensor();
+    imp.refuse.insert(a.buffer_identity().id());
+    auto d = cache.acquire(direct_request(a));
+    ASSERT_FALSE(d);
+    EXPECT_NE(d.error().message().find("fake"), std::string::npos);
+    imp.refuse.clear();
+    ASSERT_TRUE(cache.acquire(request(a))) << "the grid of the same buffer still imports";
+    EXPECT_FALSE(cache.acquire(direct_request(a))) << "the decline is remembered, not retried";
+    EXPECT_EQ(imp.created, 2);
+    EXPECT_EQ(cache.stats().entries, 2u);
+}
+
 TEST(GlImportCache, KeysDescribeThemselves)
 {
-    ImportKey k{42, 1, 4096, 1920, 1620, 1920, kFourccR8};
-    EXPECT_EQ(import_key_string(k), "identity 42 buffer 1 offset 4096 1920x1620 stride 1920 R8  ");
+    ImportKey k{42, 1, 4096, 1920, 1620, 1920, kFourccR8, 0};
+    EXPECT_EQ(import_key_string(k), "identity 42 buffer 1 offset 4096 1920x1620 stride 1920 R8");
+    ImportKey d{42, kDirectBuffer, 0, 1920, 1080, 1920, *drm_fourcc_of(ConvertFormat::Nv12), 7};
+    EXPECT_EQ(import_key_string(d), "identity 42 direct offset 0 1920x1080 stride 1920 NV12");
 }
 
 } // namespace

@@ -52,6 +52,9 @@ struct GlInfo {
     bool dma_buf_import = false;
     /// EGL_EXT_image_dma_buf_import_modifiers: imports name the (linear) format modifier.
     bool dma_buf_import_modifiers = false;
+    /// GL_OES_EGL_image_external_essl3: a YUV DMA-BUF can be imported as one EGLImage of its
+    /// own DRM format and sampled as samplerExternalOES (the driver converts it to RGB).
+    bool yuv_external = false;
     int max_texture_size = 0;
 };
 
@@ -71,6 +74,14 @@ struct GlImportStats {
     /// Destinations written by reading the rendered pixels back (glReadPixels) into host memory
     /// or into a PBO rather than rendering into an imported DMA-BUF.
     uint64_t readbacks = 0;
+    /// YUV sources imported directly: ONE EGLImage of the frame's DRM format with all its
+    /// planes and the colour-space/range hints, converted to RGB by the driver, that passed
+    /// the pixel check against the CPU engine's conversion.
+    uint64_t direct_imports = 0;
+    /// Direct YUV imports the driver refused or whose pixels disagreed with the CPU engine's
+    /// beyond its tolerances; the converter then imports (or uploads) the planes as byte grids
+    /// and converts them itself, for the rest of its life. Each is logged as a warning.
+    uint64_t direct_declines = 0;
 };
 
 /// A handle on a GL context owner. Copies share the context.

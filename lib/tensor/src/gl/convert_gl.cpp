@@ -25,7 +25,12 @@ namespace
 
 constexpr const char* kCat = "gl";
 
-int unit_index(int unit) noexcept
+int program_index(int unit, bool direct) noexcept
+{
+    return (direct ? 2 : 0) + (unit == 4 ? 1 : 0);
+}
+
+int scratch_index(int unit) noexcept
 {
     return unit == 4 ? 1 : 0;
 }
@@ -55,55 +60,36 @@ Result<GLuint> compile(const Worker& w, GLenum type, const std::string& src)
     return sh;
 }
 
-/// Reads `n` bytes of each of `rows` back through `fbo`, from texel (x, y) of an image of
-/// `unit`-byte texels (1: R8, 4: RGBA8), and compares them with the CPU's view of the same
-/// bytes (`cpu`, rows `stride` apart, row 0 at y). Empty when they agree, else the first
-/// difference. Imports of buffers the driver cannot reach read zeros or garbage here.
-std::string compare_readback(const Worker& w, GLuint fbo, size_t unit, size_t x, size_t y, size_t n,
-                             std::initializer_list<size_t> rows, const uint8_t* cpu, size_t stride)
-{
-    const Api& gl = w.gl();
-    const size_t texels = n / unit;
-    std::vector<uint8_t> px(texels * 4);
-    gl.glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-    gl.glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    std::string bad;
-    for (size_t r : rows) {
-        gl.glReadPixels(GLint(x), GLint(y + r), GLsizei(texels), 1, GL_RGBA, GL_UNSIGNED_BYTE,
-                        px.data());
-        if (const GLenum e = w.take_gl_error(); e != GL_NO_ERROR) {
-            bad = "reading it back fails with " + gl_error_name(e);
-            break;
-        }
-        for (size_t b = 0; b < texels * unit && bad.empty(); ++b) {
-            const uint8_t got = unit == 4 ? px[b] : px[4 * b];
-            const uint8_t want = cpu[r * stride + b];
-            if (got != want)
-                bad = "byte " + std::to_string(b) + " of row " + std::to_string(r) + " reads " +
-                      std::to_string(got) + " where the buffer holds " + std::to_string(want);
-        }
-        if (!bad.empty())
-            break;
-    }
-    gl.glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    return bad;
-}
-
 } // namespace
 
-struct ConvertBackend::Target {
-    int unit = 4;
-    bool direct = false;
-    GLuint framebuffer = 0; // direct: the imported destination's
-    int x0 = 0;
-    int y0[4] = {0, 0, 0, 0}; // direct: per output plane, in grid rows
-    // Readback: host memory, or a pixel pack buffer at `base`.
-    uint8_t* host = nullptr;
-    GLuint pack_pbo = 0;
-    size_t base = 0;
-    size_t rs = 0;
-    size_t ps = 0;
-};
+Result<GLuint> build_program(const Worker& w, const std::string& fragment_source)
+{
+    const Api& gl = w.gl();
+    auto vs = compile(w, GL_VERTEX_SHADER, vertex_shader_source());
+    if (!vs)
+        return unexpected(std::move(vs).error());
+    auto fs = compile(w, GL_FRAGMENT_SHADER, fragment_source);
+    if (!fs) {
+        gl.glDeleteShader(*vs);
+        return unexpected(std::move(fs).error());
+    }
+    const GLuint id = gl.glCreateProgram();
+    gl.glAttachShader(id, *vs);
+    gl.glAttachShader(id, *fs);
+    gl.glLinkProgram(id);
+    gl.glDeleteShader(*vs);
+    gl.glDeleteShader(*fs);
+    GLint ok = 0;
+    gl.glGetProgramiv(id, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        char log[2048] = {};
+        gl.glGetProgramInfoLog(id, sizeof log - 1, nullptr, log);
+        gl.glDeleteProgram(id);
+        return make_error(ErrorCode::NotSupported,
+                          std::string("the GL driver cannot link the converter's program: ") + log);
+    }
+    return id;
+}
 
 ConvertBackend::ConvertBackend(std::shared_ptr<Worker> worker, const Converter& conv)
     : worker_(std::move(worker))
@@ -173,6 +159,13 @@ void ConvertBackend::release() noexcept
             gl.glDeleteTextures(1, &t);
     if (vao_)
         gl.glDeleteVertexArrays(1, &vao_);
+    if (probe_prog_)
+        gl.glDeleteProgram(probe_prog_);
+    if (probe_fbo_)
+        gl.glDeleteFramebuffers(1, &probe_fbo_);
+    if (probe_tex_)
+        gl.glDeleteTextures(1, &probe_tex_);
+    probe_prog_ = probe_fbo_ = probe_tex_ = 0;
     std::fill(std::begin(programs_), std::end(programs_), Program{});
     std::fill(std::begin(scratch_), std::end(scratch_), Scratch{});
     std::fill(std::begin(upload_tex_), std::end(upload_tex_), 0u);
@@ -218,40 +211,23 @@ Result<void> ConvertBackend::init()
         return unexpected(std::move(s).error());
     importer_.emplace(*worker_);
     cache_.emplace(*importer_, kCacheEntries);
+    init_direct();
     return {};
 }
 
-Result<const ConvertBackend::Program*> ConvertBackend::program(int unit)
+Result<const ConvertBackend::Program*> ConvertBackend::program(int unit, bool direct)
 {
-    Program& p = programs_[unit_index(unit)];
+    Program& p = programs_[program_index(unit, direct)];
     if (p.id)
         return &p;
     ShaderParams sp = params_;
     sp.unit = unit;
+    sp.direct = direct;
     const Api& gl = worker_->gl();
-    auto vs = compile(*worker_, GL_VERTEX_SHADER, vertex_shader_source());
-    if (!vs)
-        return unexpected(std::move(vs).error());
-    auto fs = compile(*worker_, GL_FRAGMENT_SHADER, fragment_shader_source(sp));
-    if (!fs) {
-        gl.glDeleteShader(*vs);
-        return unexpected(std::move(fs).error());
-    }
-    const GLuint id = gl.glCreateProgram();
-    gl.glAttachShader(id, *vs);
-    gl.glAttachShader(id, *fs);
-    gl.glLinkProgram(id);
-    gl.glDeleteShader(*vs);
-    gl.glDeleteShader(*fs);
-    GLint ok = 0;
-    gl.glGetProgramiv(id, GL_LINK_STATUS, &ok);
-    if (!ok) {
-        char log[2048] = {};
-        gl.glGetProgramInfoLog(id, sizeof log - 1, nullptr, log);
-        gl.glDeleteProgram(id);
-        return make_error(ErrorCode::NotSupported,
-                          std::string("the GL driver cannot link the converter's program: ") + log);
-    }
+    auto built = build_program(*worker_, fragment_shader_source(sp));
+    if (!built)
+        return unexpected(std::move(built).error());
+    const GLuint id = *built;
     p.id = id;
     for (int k = 0; k < 3; ++k) {
         p.tex[k] = gl.glGetUniformLocation(id, ("u_tex" + std::to_string(k)).c_str());
@@ -264,7 +240,7 @@ Result<const ConvertBackend::Program*> ConvertBackend::program(int unit)
 
 Result<const ConvertBackend::Scratch*> ConvertBackend::scratch(int unit)
 {
-    Scratch& s = scratch_[unit_index(unit)];
+    Scratch& s = scratch_[scratch_index(unit)];
     if (s.framebuffer)
         return &s;
     const Api& gl = worker_->gl();
@@ -335,7 +311,8 @@ Result<void> ConvertBackend::upload(size_t plane, const uint8_t* data, size_t st
 Result<void> ConvertBackend::draw(const std::array<SourcePlane, 3>& planes, const Target& t)
 {
     const Api& gl = worker_->gl();
-    auto prog = program(t.unit);
+    const bool external = planes[0].external;
+    auto prog = program(t.unit, external);
     if (!prog)
         return unexpected(std::move(prog).error());
     const Program& p = **prog;
@@ -352,7 +329,13 @@ Result<void> ConvertBackend::draw(const std::array<SourcePlane, 3>& planes, cons
     // binding an imported image to two units at once reads garbage on Mesa's kms_swrast.
     int units = 0;
     int unit_of[3] = {0, 0, 0};
-    for (int k = 0; k < params_.src->planes; ++k) {
+    if (external) {
+        // A direct YUV import: every plane in one external image.
+        gl.glActiveTexture(GL_TEXTURE0);
+        gl.glBindTexture(GL_TEXTURE_EXTERNAL_OES, planes[0].texture);
+        gl.glUniform1i(p.tex[0], 0);
+    }
+    for (int k = 0; k < params_.src->planes && !external; ++k) {
         int u = units;
         for (int j = 0; j < k; ++j)
             if (planes[size_t(j)].texture == planes[size_t(k)].texture)
@@ -405,6 +388,8 @@ Result<void> ConvertBackend::draw(const std::array<SourcePlane, 3>& planes, cons
         gl.glActiveTexture(GLenum(GL_TEXTURE0 + k));
         gl.glBindTexture(GL_TEXTURE_2D, 0);
     }
+    if (external)
+        gl.glBindTexture(GL_TEXTURE_EXTERNAL_OES, 0);
     gl.glActiveTexture(GL_TEXTURE0);
     if (t.direct)
         gl.glFinish(); // CPU consumers of the DMA-BUF read it next
@@ -487,250 +472,6 @@ Result<void> ConvertBackend::run(const SourceFrame& src, const DestFrame& dst)
         publish_stats();
         return r;
     });
-}
-
-Result<std::array<ConvertBackend::SourcePlane, 3>>
-ConvertBackend::sources_from_tensor(const TensorDyn& src, std::optional<RawMap>& map)
-{
-    const SourceLayout& sl = *params_.src;
-    const GlInfo& info = worker_->info();
-    const bool planar_rgb = sl.format == ConvertFormat::PlanarRgb;
-    std::array<SourcePlane, 3> out{};
-    std::array<std::optional<ImportKey>, 3> keys{};
-    auto ensure_map = [&]() -> Result<void> {
-        if (map)
-            return {};
-        auto m = src.map_raw(CpuAccess::Read);
-        if (!m)
-            return unexpected(std::move(m).error());
-        map.emplace(std::move(*m));
-        return {};
-    };
-    for (size_t p = 0; p < sl.planes; ++p) {
-        const bool chroma = !planar_rgb && p == 1;
-        const std::shared_ptr<Storage> storage =
-            chroma ? TensorAccess::chroma_storage(src) : TensorAccess::storage(src);
-        size_t off = 0, stride = 0;
-        if (planar_rgb) {
-            off = src.offset() + p * size_t(src.strides()[0]);
-            stride = size_t(src.strides()[1]);
-        } else {
-            auto pl = src.plane_layout(p);
-            if (!pl)
-                return unexpected(std::move(pl).error());
-            off = pl->offset;
-            stride = pl->stride;
-        }
-        const int fd = src.plane_fd(chroma ? 1 : 0);
-        const size_t rb = src_row_bytes_[p];
-        const size_t rows = src_rows_[p];
-
-        if (storage->memory() == TensorMemory::Dma && fd >= 0) {
-            std::string why;
-            if (!info.dma_buf_import) {
-                why = "the EGL display lacks EGL_EXT_image_dma_buf_import";
-            } else {
-                const size_t max = size_t(info.max_texture_size);
-                size_t goff = 0, x = stride ? off % stride : 0, y = stride ? off / stride : 0;
-                if (stride && x + rb > stride) {
-                    goff = off;
-                    x = y = 0;
-                }
-                const size_t grid_rows =
-                    stride ? std::min((storage->capacity() - goff) / stride, max) : 0;
-                if (!stride || stride > max || y + rows > grid_rows) {
-                    why = "its " + std::to_string(stride) + "-byte rows exceed the texture limit";
-                } else {
-                    ImportRequest req;
-                    // A one-buffer frame's planes share its grid; a from_planes chroma
-                    // buffer has its own.
-                    const bool own_buffer = chroma && storage != TensorAccess::storage(src);
-                    req.key = {src.buffer_identity().id(),
-                               own_buffer ? 1u : 0u,
-                               goff,
-                               uint32_t(stride),
-                               uint32_t(grid_rows),
-                               uint32_t(stride),
-                               kFourccR8};
-                    req.alive = src.buffer_identity().weak();
-                    req.fd = fd;
-                    // Pixels, not return codes: read rows of the import back and compare them
-                    // with the buffer's bytes.
-                    req.verify = [&, x, y, p, stride, rb, rows](GLuint, GLuint fbo) -> std::string {
-                        if (!fbo)
-                            return "no framebuffer to read the import back through";
-                        if (auto m = ensure_map(); !m)
-                            return m.error().message();
-                        const uint8_t* cpu = planar_rgb
-                                                 ? map->bytes() + p * size_t(src.strides()[0])
-                                                 : map->plane(p).data;
-                        const size_t n = std::min<size_t>(rb, 256);
-                        std::string bad = compare_readback(*worker_, fbo, 1, x, y, n,
-                                                           {0, rows / 2, rows - 1}, cpu, stride);
-                        if (bad.empty() && rb > n)
-                            bad = compare_readback(*worker_, fbo, 1, x + rb - n, y, n,
-                                                   {0, rows - 1}, cpu + rb - n, stride);
-                        return bad;
-                    };
-                    // Planes of one buffer share its import: one lookup per buffer and frame.
-                    bool shared = false;
-                    for (size_t q = 0; q < p && !shared; ++q)
-                        if (keys[q] && *keys[q] == req.key) {
-                            out[p] = {out[q].texture, int(x), int(y)};
-                            shared = true;
-                        }
-                    if (shared)
-                        continue;
-                    auto img = cache_->acquire(req);
-                    if (img) {
-                        out[p] = {img->texture, int(x), int(y)};
-                        keys[p] = req.key;
-                        continue;
-                    }
-                    why = img.error().message();
-                }
-            }
-            ++counters_.zero_copy_declines;
-            ET_LOG_DEBUG(kCat, "source plane %zu of '%s' uploaded, not imported: %s", p,
-                         src.name().c_str(), why.c_str());
-        }
-
-        if (storage->memory() == TensorMemory::Pbo) {
-            const auto* pbo = static_cast<const PboStorage*>(storage.get());
-            if (pbo->owner_serial() != worker_->serial())
-                return make_error(ErrorCode::InvalidArgument,
-                                  "source PBO '" + pbo->name() +
-                                      "' belongs to another GL context than the converter's "
-                                      "(allocate it from GlContext::shared())");
-            if (pbo->is_mapped())
-                return make_error(ErrorCode::InvalidArgument,
-                                  "source PBO '" + pbo->name() + "' is mapped for " +
-                                      pbo->mapped_by() + "; release its maps before converting it");
-            EDGETENSOR_TRY(upload(p, nullptr, stride, pbo->buffer(), off));
-        } else {
-            EDGETENSOR_TRY(ensure_map());
-            const uint8_t* data =
-                planar_rgb ? map->bytes() + p * size_t(src.strides()[0]) : map->plane(p).data;
-            EDGETENSOR_TRY(upload(p, data, stride, 0, 0));
-        }
-        out[p] = {upload_tex_[p], 0, 0};
-    }
-    return out;
-}
-
-Result<ConvertBackend::Target> ConvertBackend::target_from_tensor(const TensorDyn& dst, size_t base,
-                                                                  size_t rs, size_t ps,
-                                                                  std::optional<RawMap>& map)
-{
-    Target t;
-    t.unit = unit_for(base, rs, ps);
-    t.rs = rs;
-    t.ps = ps;
-    const auto& storage = TensorAccess::storage(dst);
-    const GlInfo& info = worker_->info();
-    if (storage->memory() == TensorMemory::Pbo) {
-        const auto* pbo = static_cast<const PboStorage*>(storage.get());
-        if (pbo->owner_serial() != worker_->serial())
-            return make_error(ErrorCode::InvalidArgument,
-                              "destination PBO '" + pbo->name() +
-                                  "' belongs to another GL context than the converter's "
-                                  "(allocate it from GlContext::shared())");
-        if (pbo->is_mapped())
-            return make_error(ErrorCode::InvalidArgument,
-                              "destination PBO '" + pbo->name() + "' is mapped for " +
-                                  pbo->mapped_by() +
-                                  "; release its maps before converting into it");
-        t.pack_pbo = pbo->buffer();
-        t.base = base;
-        ++counters_.readbacks;
-        return t;
-    }
-    const int fd = dst.fd();
-    if (storage->memory() == TensorMemory::Dma && fd >= 0) {
-        std::string why;
-        const size_t u = size_t(t.unit);
-        const size_t max = size_t(info.max_texture_size);
-        const size_t x = base % rs, y0 = base / rs;
-        const size_t grid_rows = std::min(storage->capacity() / rs, max);
-        const size_t last = y0 + (out_planes_ - 1) * (ps / rs);
-        if (!info.dma_buf_import)
-            why = "the EGL display lacks EGL_EXT_image_dma_buf_import";
-        else if (rs / u > max || x % u || x + row_bytes_ > rs || (out_planes_ > 1 && ps % rs) ||
-                 last + params_.dst_height > grid_rows)
-            why = "its layout is not a rectangle of " + std::to_string(u) +
-                  "-byte texels within the texture limit";
-        if (why.empty()) {
-            ImportRequest req;
-            req.key = {dst.buffer_identity().id(),
-                       0,
-                       0,
-                       uint32_t(rs / u),
-                       uint32_t(grid_rows),
-                       uint32_t(rs),
-                       u == 4 ? kFourccAbgr8888 : kFourccR8};
-            req.alive = dst.buffer_identity().weak();
-            req.fd = fd;
-            req.render_target = true;
-            // Read the import back against the buffer first (an import the driver cannot
-            // reach reads garbage, and rendering into one may fault), then write a probe through
-            // it and look for it in the buffer.
-            req.verify = [&, x, y0, u](GLuint, GLuint fbo) -> std::string {
-                const Api& gl = worker_->gl();
-                {
-                    auto m = dst.map_allocation(CpuAccess::Write);
-                    if (!m)
-                        return m.error().message();
-                    const size_t n = std::min<size_t>(row_bytes_, 256) / u * u;
-                    std::string bad =
-                        compare_readback(*worker_, fbo, u, x / u, y0, n,
-                                         {0, params_.dst_height - 1}, m->bytes() + base, rs);
-                    if (!bad.empty())
-                        return bad;
-                }
-                for (const uint8_t v : {uint8_t(0xa5), uint8_t(0x5a)}) {
-                    gl.glBindFramebuffer(GL_FRAMEBUFFER, fbo);
-                    gl.glEnable(GL_SCISSOR_TEST);
-                    gl.glScissor(GLint(x / u), GLint(y0), 1, 1);
-                    const float f = (float(v) + 0.25f) / 255.f;
-                    gl.glClearColor(f, f, f, f);
-                    gl.glClear(GL_COLOR_BUFFER_BIT);
-                    gl.glDisable(GL_SCISSOR_TEST);
-                    gl.glBindFramebuffer(GL_FRAMEBUFFER, 0);
-                    gl.glFinish();
-                    // Mapped after the GPU wrote, so the sync bracket sees its writes.
-                    auto m = dst.map_allocation(CpuAccess::Write);
-                    if (!m)
-                        return m.error().message();
-                    const uint8_t got = m->bytes()[base];
-                    if (got != v)
-                        return "a probe byte " + std::to_string(v) +
-                               " written through the import reads " + std::to_string(got) +
-                               " in the buffer";
-                }
-                return {};
-            };
-            auto img = cache_->acquire(req);
-            if (img) {
-                t.direct = true;
-                t.framebuffer = img->framebuffer;
-                t.x0 = int(x / u);
-                for (size_t k = 0; k < out_planes_; ++k)
-                    t.y0[k] = int(y0 + k * (out_planes_ > 1 ? ps / rs : 0));
-                return t;
-            }
-            why = img.error().message();
-        }
-        ++counters_.zero_copy_declines;
-        ET_LOG_DEBUG(kCat, "destination '%s' written by readback, not rendered into: %s",
-                     dst.name().c_str(), why.c_str());
-    }
-    auto m = dst.map_raw(CpuAccess::Write);
-    if (!m)
-        return unexpected(std::move(m).error());
-    map.emplace(std::move(*m));
-    t.host = map->bytes();
-    ++counters_.readbacks;
-    return t;
 }
 
 Result<void> ConvertBackend::run(const TensorDyn& src, const TensorDyn& dst)

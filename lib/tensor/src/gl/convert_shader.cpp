@@ -84,6 +84,49 @@ size_t layout_plane_row_bytes(const SourceLayout& s, size_t p, size_t width) noe
     return (width + s.unit_px[p] - 1) / s.unit_px[p] * s.unit_bytes[p];
 }
 
+YuvCoefficients yuv_coefficients(const Colorimetry& applied) noexcept
+{
+    double kr = 0.299, kb = 0.114;
+    if (applied.encoding == ColorEncoding::Bt709) {
+        kr = 0.2126;
+        kb = 0.0722;
+    } else if (applied.encoding == ColorEncoding::Bt2020) {
+        kr = 0.2627;
+        kb = 0.0593;
+    }
+    const bool full = applied.range == ColorRange::Full;
+    const double ys = full ? 1.0 : 255.0 / 219.0;
+    const double cs = full ? 1.0 : 255.0 / 224.0;
+    const double kg = 1.0 - kr - kb;
+    // Rounded to float as the engine holds them.
+    return {full ? 0.f : 16.f,
+            float(ys),
+            float(cs * 2.0 * (1.0 - kr)),
+            float(-cs * 2.0 * kb * (1.0 - kb) / kg),
+            float(-cs * 2.0 * kr * (1.0 - kr) / kg),
+            float(cs * 2.0 * (1.0 - kb))};
+}
+
+std::string probe_shader_source(size_t width, size_t height, size_t px, size_t py)
+{
+    return "#version 300 es\n"
+           "#extension GL_OES_EGL_image_external_essl3 : require\n"
+           "precision highp float;\n"
+           "precision highp int;\n"
+           "uniform highp samplerExternalOES u_ext;\n"
+           "out uvec4 o_bits;\n"
+           "const int W = " +
+           i(width) + ", H = " + i(height) + ", PX = " + i(px) + ", PY = " + i(py) +
+           ";\n"
+           "int coord(int k, int n, int len) { return n > 1 ? k * (len - 1) / (n - 1) : 0; }\n"
+           "void main() {\n"
+           "    ivec2 t = ivec2(gl_FragCoord.xy);\n"
+           "    vec2 at = vec2(float(coord(t.x, PX, W)), float(coord(t.y, PY, H))) + 0.5;\n"
+           "    vec3 rgb = texture(u_ext, at / vec2(float(W), float(H))).rgb;\n"
+           "    o_bits = uvec4(floatBitsToUint(rgb), 0u);\n"
+           "}\n";
+}
+
 std::string vertex_shader_source()
 {
     // One triangle covering the viewport; no attributes.
@@ -104,13 +147,21 @@ std::string fragment_shader_source(const ShaderParams& p)
     const bool hwc = c.layout == TensorLayout::Hwc;
     const size_t elem = dtype_size(c.dtype);
 
-    std::string src = "#version 300 es\n"
-                      "precision highp float;\n"
-                      "precision highp int;\n"
-                      "precision highp sampler2D;\n";
-    for (int k = 0; k < s.planes; ++k)
-        src += "uniform sampler2D u_tex" + std::to_string(k) + ";\nuniform ivec2 u_org" +
-               std::to_string(k) + ";\n";
+    const bool direct = p.direct && s.family == Family::Yuv && !gray_out;
+    std::string src = "#version 300 es\n";
+    if (direct)
+        src += "#extension GL_OES_EGL_image_external_essl3 : require\n";
+    src += "precision highp float;\n"
+           "precision highp int;\n"
+           "precision highp sampler2D;\n";
+    if (direct)
+        src += "uniform highp samplerExternalOES u_tex0;\n"
+               "const vec2 SRC_SIZE = vec2(" +
+               f(double(c.src_width)) + ", " + f(double(c.src_height)) + ");\n";
+    else
+        for (int k = 0; k < s.planes; ++k)
+            src += "uniform sampler2D u_tex" + std::to_string(k) + ";\nuniform ivec2 u_org" +
+                   std::to_string(k) + ";\n";
     src += "uniform ivec2 u_target;\n"
            "uniform int u_chan;\n"
            "out vec4 o_color;\n";
@@ -147,7 +198,7 @@ std::string fragment_shader_source(const ShaderParams& p)
     src += mean + inv;
 
     // Byte fetch per plane (R8 texels: byte / 255).
-    for (int k = 0; k < s.planes; ++k) {
+    for (int k = 0; k < s.planes && !direct; ++k) {
         const std::string n = std::to_string(k);
         src += "float fetch" + n + "(int bx, int row) {\n    return floor(texelFetch(u_tex" + n +
                ", u_org" + n + " + ivec2(bx, row), 0).r * 255.0 + 0.5);\n}\n";
@@ -180,8 +231,16 @@ std::string fragment_shader_source(const ShaderParams& p)
     }
     src += "}\n";
 
+    // Direct: the driver's RGB at a source pixel, sampled at its centre (nearest: chroma is
+    // its block's sample, as the engine replicates it). The matrix is linear, so blending RGB
+    // (rows first, then columns) equals the engine's blend of Y, U, V followed by the matrix,
+    // as long as the driver does not clamp: the import's pixel check makes sure it does not.
+    if (direct)
+        src += "vec3 rgb_at(int a, int r) {\n"
+               "    return texture(u_tex0, (vec2(float(a), float(r)) + 0.5) / SRC_SIZE).rgb * "
+               "255.0;\n}\n";
     // Component k: rows blended first, then columns (the engine's order).
-    for (int k = 0; k < s.ncomp; ++k) {
+    for (int k = 0; k < s.ncomp && !direct; ++k) {
         const CompSpec& cs = s.comp[k];
         const std::string fetch = "fetch" + std::to_string(cs.plane);
         src += "float comp" + std::to_string(k) +
@@ -212,24 +271,19 @@ std::string fragment_shader_source(const ShaderParams& p)
     const std::string args = "(a0, a1, wx, r0, r1, wy)";
     switch (s.family) {
     case Family::Yuv: {
-        double kr = 0.299, kb = 0.114;
-        if (p.applied.encoding == ColorEncoding::Bt709) {
-            kr = 0.2126;
-            kb = 0.0722;
-        } else if (p.applied.encoding == ColorEncoding::Bt2020) {
-            kr = 0.2627;
-            kb = 0.0593;
+        if (direct) {
+            src += "    vec3 c00 = rgb_at(a0, r0), c10 = rgb_at(a1, r0);\n"
+                   "    vec3 c01 = rgb_at(a0, r1), c11 = rgb_at(a1, r1);\n"
+                   "    vec3 v0 = r1 != r0 ? c00 + (c01 - c00) * wy : c00;\n"
+                   "    vec3 v1 = r1 != r0 ? c10 + (c11 - c10) * wy : c10;\n"
+                   "    vec3 rgb = clamp(v0 + (v1 - v0) * wx, vec3(0.0), vec3(255.0));\n";
+            src +=
+                bgr ? "    return vec4(rgb.bgr, 255.0);\n}\n" : "    return vec4(rgb, 255.0);\n}\n";
+            break;
         }
-        const bool full = p.applied.range == ColorRange::Full;
-        const double ys = full ? 1.0 : 255.0 / 219.0;
-        const double cs = full ? 1.0 : 255.0 / 224.0;
-        const double kg = 1.0 - kr - kb;
-        // Rounded to float as the engine holds them.
-        const float y_scale = float(ys), y_off = full ? 0.f : 16.f;
-        const float v_to_r = float(cs * 2.0 * (1.0 - kr));
-        const float u_to_b = float(cs * 2.0 * (1.0 - kb));
-        const float u_to_g = float(-cs * 2.0 * kb * (1.0 - kb) / kg);
-        const float v_to_g = float(-cs * 2.0 * kr * (1.0 - kr) / kg);
+        const YuvCoefficients k = yuv_coefficients(p.applied);
+        const float y_scale = k.y_scale, y_off = k.y_off, v_to_r = k.v_to_r, u_to_b = k.u_to_b,
+                    u_to_g = k.u_to_g, v_to_g = k.v_to_g;
         src += "    float yy = (comp0" + args + " - " + f(y_off) + ") * " + f(y_scale) + ";\n";
         if (gray_out) {
             src += "    return vec4(clamp(yy, 0.0, 255.0));\n}\n";

@@ -44,6 +44,14 @@ const SourceLayout* source_layout(ConvertFormat f) noexcept;
 size_t layout_plane_rows(const SourceLayout& s, size_t p, size_t height) noexcept;
 size_t layout_plane_row_bytes(const SourceLayout& s, size_t p, size_t width) noexcept;
 
+/// The engine's YUV -> RGB function for one colorimetry, as floats (as the engine holds them):
+/// y = (Y - y_off) * y_scale; u = U - 128; v = V - 128;
+/// R = y + v_to_r v, G = y + u_to_g u + v_to_g v, B = y + u_to_b u (then clamped).
+struct YuvCoefficients {
+    float y_off, y_scale, v_to_r, u_to_g, v_to_g, u_to_b;
+};
+YuvCoefficients yuv_coefficients(const Colorimetry& applied) noexcept;
+
 /// Everything the fragment shader bakes in.
 struct ShaderParams {
     const SourceLayout* src = nullptr;
@@ -54,9 +62,20 @@ struct ShaderParams {
     size_t dst_height = 0;
     size_t channels = 0;
     int unit = 4; ///< bytes per render-target texel (1: R8, 4: RGBA8)
+    /// A YUV source sampled as one external image (samplerExternalOES u_tex0, RGB from the
+    /// driver) instead of byte planes; colour outputs only.
+    bool direct = false;
 };
 
 std::string vertex_shader_source();
 std::string fragment_shader_source(const ShaderParams& p);
+/// The direct import's check: texel (i, j) of a px x py RGBA32UI target holds the float bits
+/// of the external image's RGB (0..1, unclamped as the driver gives it) at source pixel
+/// (probe_coord(i, px, width), probe_coord(j, py, height)).
+std::string probe_shader_source(size_t width, size_t height, size_t px, size_t py);
+inline size_t probe_coord(size_t i, size_t n, size_t len) noexcept
+{
+    return n > 1 ? i * (len - 1) / (n - 1) : 0;
+}
 
 } // namespace edgetensor::detail::gl

@@ -40,7 +40,8 @@ namespace edgetensor::detail::gl
     X(const char*, eglQueryDeviceStringEXT, (EGLDeviceEXT, EGLint))                                \
     X(EGLBoolean, eglQueryDisplayAttribEXT, (EGLDisplay, EGLint, EGLAttrib*))                      \
     X(EGLBoolean, eglQueryDmaBufModifiersEXT, (EGLDisplay, EGLint, EGLint, EGLuint64KHR*,          \
-                                               EGLBoolean*, EGLint*))
+                                               EGLBoolean*, EGLint*))                              \
+    X(EGLBoolean, eglQueryDmaBufFormatsEXT, (EGLDisplay, EGLint, EGLint*, EGLint*))
 
 #define ET_GL_FUNCS(X)                                                                             \
     X(const GLubyte*, glGetString, (GLenum))                                                       \

@@ -377,6 +377,8 @@ Result<void> Worker::init_context()
         info_.dma_buf_import_modifiers =
             info_.dma_buf_import && has_word(dexts, "EGL_EXT_image_dma_buf_import_modifiers") &&
             a.eglQueryDmaBufModifiersEXT;
+        info_.yuv_external =
+            info_.dma_buf_import && has_word(gl_exts.c_str(), "GL_OES_EGL_image_external_essl3");
         GLint mts = 0;
         a.glGetIntegerv(GL_MAX_TEXTURE_SIZE, &mts);
         info_.max_texture_size = mts;

@@ -19,6 +19,7 @@
 
 #pragma once
 
+#include "gl/egl_import.hpp"
 #include "gl/gl_api.hpp"
 
 #include <cstdint>
@@ -32,16 +33,23 @@ namespace edgetensor::detail::gl
 
 class Worker;
 
+/// ImportKey::buffer of a direct YUV import: every plane of the frame in one EGLImage.
+inline constexpr uint32_t kDirectBuffer = 2;
+
 struct ImportKey {
     uint64_t identity = 0;
     /// Which buffer of the tensor: 0 for plane 0's, 1 for a two-buffer image's chroma buffer
-    /// (from_planes: both planes share the identity but not the buffer).
+    /// (from_planes: both planes share the identity but not the buffer), kDirectBuffer for a
+    /// direct YUV import of the whole frame (width x height pixels of its DRM format).
     uint32_t buffer = 0;
     uint64_t offset = 0;
     uint32_t width = 0;
     uint32_t height = 0;
     uint32_t stride = 0;
     uint32_t fourcc = 0;
+    /// Direct imports: the chroma planes' offsets and pitches folded together (a from_planes
+    /// frame's chroma buffer can move while plane 0 stays); 0 for grids.
+    uint64_t chroma = 0;
 
     friend bool operator==(const ImportKey&, const ImportKey&) = default;
 };
@@ -49,8 +57,11 @@ struct ImportKey {
 struct ImportRequest {
     ImportKey key;
     std::weak_ptr<const void> alive; ///< the tensor identity's liveness handle
-    int fd = -1;                     ///< borrowed DMA-BUF fd
+    DmaBufImage image;               ///< what to import (fds borrowed)
     bool render_target = false;      ///< also needs a complete framebuffer
+    /// A direct YUV import: bound as GL_TEXTURE_EXTERNAL_OES (samplerExternalOES), no
+    /// framebuffer; verify() samples it.
+    bool external = false;
     /// Checks the imported image against the buffer's bytes (a readback or a write probe);
     /// returns an empty string when they agree, else what differed. Run once, at import.
     std::function<std::string(GLuint tex, GLuint fbo)> verify;
@@ -124,11 +135,7 @@ private:
     ImportCacheStats stats_;
 };
 
-/// "identity 7 buffer 0 offset 0 1920x1620 stride 1920 R8  " for messages.
+/// "identity 7 buffer 0 offset 0 1920x1620 stride 1920 R8" for messages.
 std::string import_key_string(const ImportKey& k);
-
-/// DRM FourCCs the converter imports grids as.
-inline constexpr uint32_t kFourccR8 = 0x20203852;       // DRM_FORMAT_R8 'R8  '
-inline constexpr uint32_t kFourccAbgr8888 = 0x34324241; // DRM_FORMAT_ABGR8888 'AB24'
 
 } // namespace edgetensor::detail::gl
