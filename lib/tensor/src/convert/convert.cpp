@@ -7,6 +7,7 @@
 
 #include "convert_engine.hpp"
 #include "gl/convert_hook.hpp"
+#include "tensor_internal.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -152,22 +153,17 @@ size_t Converter::min_plane_stride() const noexcept
     return impl_->cfg.layout == TensorLayout::Chw ? impl_->row_bytes() * impl_->dh : 0;
 }
 
-Result<void> Converter::run(const SourceFrame& src, const DestFrame& dst)
+Result<void> Converter::Impl::check_frames(const SourceFrame& src, const DestFrame& dst) const
 {
-    if (!impl_)
-        return make_error(ErrorCode::InvalidArgument, "run() on a moved-from Converter");
-    if (gl_)
-        return detail::gl::ConverterHook::run(*this, src, dst);
-    Impl& m = *impl_;
-    const auto& c = m.cfg;
-    for (size_t p = 0; p < m.spec->planes; ++p) {
+    const auto& c = cfg;
+    for (size_t p = 0; p < spec->planes; ++p) {
         const auto& sp = src.planes[p];
         if (!sp.data)
-            return make_error(ErrorCode::InvalidArgument,
-                              "source plane " + std::to_string(p) + " of the " +
-                                  std::string(m.spec->name) + " frame is null");
-        const size_t need = plane_row_bytes(*m.spec, p, c.src_width);
-        if (plane_rows(*m.spec, p, c.src_height) > 1 && sp.stride < need)
+            return make_error(ErrorCode::InvalidArgument, "source plane " + std::to_string(p) +
+                                                              " of the " + std::string(spec->name) +
+                                                              " frame is null");
+        const size_t need = plane_row_bytes(*spec, p, c.src_width);
+        if (plane_rows(*spec, p, c.src_height) > 1 && sp.stride < need)
             return make_error(ErrorCode::InvalidArgument,
                               "source plane " + std::to_string(p) + " stride " +
                                   std::to_string(sp.stride) + " is shorter than its " +
@@ -175,24 +171,35 @@ Result<void> Converter::run(const SourceFrame& src, const DestFrame& dst)
     }
     if (!dst.data)
         return make_error(ErrorCode::InvalidArgument, "destination is null");
-    if (reinterpret_cast<uintptr_t>(dst.data) % m.elem || dst.row_stride % m.elem ||
-        dst.plane_stride % m.elem)
+    if (reinterpret_cast<uintptr_t>(dst.data) % elem || dst.row_stride % elem ||
+        dst.plane_stride % elem)
         return make_error(ErrorCode::InvalidArgument,
                           "destination pointer and pitches must be multiples of the " +
-                              std::to_string(m.elem) + "-byte element size");
-    const size_t rb = m.row_bytes();
-    if (m.dh > 1 && dst.row_stride < rb)
+                              std::to_string(elem) + "-byte element size");
+    const size_t rb = row_bytes();
+    if (dh > 1 && dst.row_stride < rb)
         return make_error(ErrorCode::InvalidArgument,
                           "destination row stride " + std::to_string(dst.row_stride) +
                               " is shorter than a " + std::to_string(rb) + "-byte output row");
-    if (c.layout == TensorLayout::Chw && m.channels > 1) {
-        const size_t plane_extent = (m.dh - 1) * dst.row_stride + rb;
+    if (c.layout == TensorLayout::Chw && channels > 1) {
+        const size_t plane_extent = (dh - 1) * dst.row_stride + rb;
         if (dst.plane_stride < plane_extent)
             return make_error(ErrorCode::InvalidArgument,
                               "destination plane stride " + std::to_string(dst.plane_stride) +
                                   " is shorter than a " + std::to_string(plane_extent) +
                                   "-byte channel plane");
     }
+    return {};
+}
+
+Result<void> Converter::run(const SourceFrame& src, const DestFrame& dst)
+{
+    if (!impl_)
+        return make_error(ErrorCode::InvalidArgument, "run() on a moved-from Converter");
+    Impl& m = *impl_;
+    EDGETENSOR_TRY(m.check_frames(src, dst));
+    if (gl_)
+        return detail::gl::ConverterHook::run(*this, src, dst);
 
     if (m.pool->size() == 1) {
         m.begin_frame(m.scratch[0]);
@@ -226,14 +233,9 @@ Result<void> Converter::run(const SourceFrame& src, const DestFrame& dst)
     return {};
 }
 
-Result<void> Converter::run(const TensorDyn& src, const TensorDyn& dst)
+Result<void> Converter::Impl::check_source(const TensorDyn& src) const
 {
-    if (!impl_)
-        return make_error(ErrorCode::InvalidArgument, "run() on a moved-from Converter");
-    if (gl_)
-        return detail::gl::ConverterHook::run(*this, src, dst);
-    Impl& m = *impl_;
-    const auto& c = m.cfg;
+    const auto& c = cfg;
     if (!src.is_valid() || !src.is_image())
         return make_error(ErrorCode::InvalidArgument, "the conversion source is not an image");
     const auto sf = convert_format_from_pixel_format(src.format());
@@ -245,11 +247,20 @@ Result<void> Converter::run(const TensorDyn& src, const TensorDyn& dst)
         return make_error(ErrorCode::InvalidArgument,
                           "source " + std::string(pixel_format_name(src.format())) + " " +
                               std::to_string(src.width()) + "x" + std::to_string(src.height()) +
-                              " does not match the converter's " + std::string(m.spec->name) + " " +
+                              " does not match the converter's " + std::string(spec->name) + " " +
                               std::to_string(c.src_width) + "x" + std::to_string(c.src_height));
     if (src.dtype() != DType::U8)
         return make_error(ErrorCode::NotSupported, "the converter reads u8 images only");
+    // One buffer, [C, H, W]: channel planes one plane stride apart.
+    const auto& st = src.strides();
+    if (c.src_format == ConvertFormat::PlanarRgb && (st.size() != 3 || st[0] <= 0 || st[1] <= 0))
+        return make_error(ErrorCode::InvalidShape, "planar RGB source must be [3, H, W]");
+    return {};
+}
 
+Result<DestFrame> Converter::Impl::dest_layout(const TensorDyn& dst, const Shape& want) const
+{
+    const auto& c = cfg;
     if (!dst.is_valid())
         return make_error(ErrorCode::InvalidArgument, "the conversion destination is empty");
     if (dst.dtype() != c.dtype)
@@ -263,26 +274,19 @@ Result<void> Converter::run(const TensorDyn& src, const TensorDyn& dst)
         shape.erase(shape.begin());
         strides.erase(strides.begin());
     }
-    const Shape want = output_shape();
-    if (shape.size() == 2 && m.channels == 1) {
+    if (shape.size() == 2 && channels == 1) {
         shape.insert(c.layout == TensorLayout::Hwc ? shape.end() : shape.begin(), 1);
         strides.insert(c.layout == TensorLayout::Hwc ? strides.end() : strides.begin(),
-                       ptrdiff_t(m.elem));
+                       ptrdiff_t(elem));
     }
-    auto shape_str = [](const Shape& s) {
-        std::string out = "[";
-        for (size_t i = 0; i < s.size(); ++i)
-            out += (i ? ", " : "") + std::to_string(s[i]);
-        return out + "]";
-    };
     if (shape != want)
-        return make_error(ErrorCode::InvalidShape, "destination shape " + shape_str(dst.shape()) +
-                                                       " differs from the converter's output " +
-                                                       shape_str(want));
+        return make_error(ErrorCode::InvalidShape,
+                          "destination shape " + detail::shape_string(dst.shape()) +
+                              " differs from the converter's output " + detail::shape_string(want));
     DestFrame df;
-    const auto es = ptrdiff_t(m.elem);
+    const auto es = ptrdiff_t(elem);
     if (c.layout == TensorLayout::Hwc) {
-        if (strides[2] != es || strides[1] != es * ptrdiff_t(m.channels) || strides[0] < 0)
+        if (strides[2] != es || strides[1] != es * ptrdiff_t(channels) || strides[0] < 0)
             return make_error(ErrorCode::InvalidShape,
                               "destination pixels must be contiguous (HWC with padded rows only)");
         df.row_stride = size_t(strides[0]);
@@ -293,6 +297,22 @@ Result<void> Converter::run(const TensorDyn& src, const TensorDyn& dst)
         df.row_stride = size_t(strides[1]);
         df.plane_stride = size_t(strides[0]);
     }
+    return df;
+}
+
+Result<void> Converter::run(const TensorDyn& src, const TensorDyn& dst)
+{
+    if (!impl_)
+        return make_error(ErrorCode::InvalidArgument, "run() on a moved-from Converter");
+    Impl& m = *impl_;
+    const auto& c = m.cfg;
+    EDGETENSOR_TRY(m.check_source(src));
+    auto layout = m.dest_layout(dst, output_shape());
+    if (!layout)
+        return unexpected(std::move(layout).error());
+    if (gl_)
+        return detail::gl::ConverterHook::run(*this, src, dst, *layout);
+    DestFrame df = *layout;
 
     auto smap = src.map_raw(CpuAccess::Read);
     if (!smap)
@@ -305,9 +325,6 @@ Result<void> Converter::run(const TensorDyn& src, const TensorDyn& dst)
     SourceFrame sf_frame;
     const auto& st = src.strides();
     if (c.src_format == ConvertFormat::PlanarRgb) {
-        // One buffer, [C, H, W]: channel planes one plane stride apart.
-        if (st.size() != 3 || st[0] <= 0 || st[1] <= 0)
-            return make_error(ErrorCode::InvalidShape, "planar RGB source must be [3, H, W]");
         for (size_t p = 0; p < 3; ++p)
             sf_frame.planes[p] = {smap->bytes() + p * size_t(st[0]), size_t(st[1])};
     } else {

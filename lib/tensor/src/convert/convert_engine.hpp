@@ -94,6 +94,12 @@ struct Converter::Impl {
     }
 
     Result<void> init(const ConvertConfig& c);
+    /// run()'s argument checks, before any backend sees the arguments (CPU and GL refuse the
+    /// same things with the same words).
+    Result<void> check_frames(const SourceFrame& src, const DestFrame& dst) const;
+    Result<void> check_source(const TensorDyn& src) const;
+    /// The destination's row and plane strides (data left null), or why it cannot be written.
+    Result<DestFrame> dest_layout(const TensorDyn& dst, const Shape& want) const;
     /// Forgets the rows a worker's scratch holds from the previous frame. Bands of one frame
     /// run in the same scratch keep them (a band that continues the last one reuses its rows).
     void begin_frame(detail::convert::Scratch& s) const noexcept;

@@ -35,11 +35,6 @@ int scratch_index(int unit) noexcept
     return unit == 4 ? 1 : 0;
 }
 
-std::string shape_str(const Shape& s)
-{
-    return shape_string(s);
-}
-
 Result<GLuint> compile(const Worker& w, GLenum type, const std::string& src)
 {
     const Api& gl = w.gl();
@@ -303,8 +298,8 @@ Result<void> ConvertBackend::upload(size_t plane, const uint8_t* data, size_t st
     gl.glBindTexture(GL_TEXTURE_2D, 0);
     ++counters_.uploads;
     if (const GLenum e = worker_->take_gl_error(); e != GL_NO_ERROR)
-        return make_error(ErrorCode::Io, "uploading source plane " + std::to_string(plane) +
-                                             " failed (" + gl_error_name(e) + ")");
+        return make_error(ErrorCode::Device, "uploading source plane " + std::to_string(plane) +
+                                                 " failed (" + gl_error_name(e) + ")");
     return {};
 }
 
@@ -394,7 +389,7 @@ Result<void> ConvertBackend::draw(const std::array<SourcePlane, 3>& planes, cons
     if (t.direct)
         gl.glFinish(); // CPU consumers of the DMA-BUF read it next
     if (const GLenum e = worker_->take_gl_error(); e != GL_NO_ERROR)
-        return make_error(ErrorCode::Io, "the GL conversion failed (" + gl_error_name(e) + ")");
+        return make_error(ErrorCode::Device, "the GL conversion failed (" + gl_error_name(e) + ")");
     return {};
 }
 
@@ -421,40 +416,11 @@ GlImportStats ConvertBackend::stats() const
 
 Result<void> ConvertBackend::run(const SourceFrame& src, const DestFrame& dst)
 {
+    // Converter::run() has checked the planes, the pointer and the pitches.
     const SourceLayout& sl = *params_.src;
-    const ConvertConfig& c = params_.cfg;
-    for (size_t p = 0; p < sl.planes; ++p) {
-        const auto& sp = src.planes[p];
-        if (!sp.data)
-            return make_error(ErrorCode::InvalidArgument,
-                              "source plane " + std::to_string(p) + " of the " +
-                                  std::string(convert_format_name(c.src_format)) +
-                                  " frame is null");
-        if (src_rows_[p] > 1 && sp.stride < src_row_bytes_[p])
-            return make_error(ErrorCode::InvalidArgument,
-                              "source plane " + std::to_string(p) + " stride " +
-                                  std::to_string(sp.stride) + " is shorter than its " +
-                                  std::to_string(src_row_bytes_[p]) + "-byte rows");
-    }
-    const size_t elem = dtype_size(c.dtype);
-    if (!dst.data)
-        return make_error(ErrorCode::InvalidArgument, "destination is null");
-    if (reinterpret_cast<uintptr_t>(dst.data) % elem || dst.row_stride % elem ||
-        dst.plane_stride % elem)
-        return make_error(ErrorCode::InvalidArgument,
-                          "destination pointer and pitches must be multiples of the " +
-                              std::to_string(elem) + "-byte element size");
+    // A one-row output may come with a row stride of 0.
     const size_t rs =
         params_.dst_height > 1 ? dst.row_stride : std::max(dst.row_stride, row_bytes_);
-    if (rs < row_bytes_)
-        return make_error(ErrorCode::InvalidArgument,
-                          "destination row stride " + std::to_string(dst.row_stride) +
-                              " is shorter than a " + std::to_string(row_bytes_) +
-                              "-byte output row");
-    if (out_planes_ > 1 && dst.plane_stride < (params_.dst_height - 1) * rs + row_bytes_)
-        return make_error(ErrorCode::InvalidArgument, "destination plane stride " +
-                                                          std::to_string(dst.plane_stride) +
-                                                          " is shorter than a channel plane");
     Target t;
     t.unit = unit_for(reinterpret_cast<uintptr_t>(dst.data), rs, dst.plane_stride);
     t.host = dst.data;
@@ -474,67 +440,9 @@ Result<void> ConvertBackend::run(const SourceFrame& src, const DestFrame& dst)
     });
 }
 
-Result<void> ConvertBackend::run(const TensorDyn& src, const TensorDyn& dst)
+Result<void> ConvertBackend::run(const TensorDyn& src, const TensorDyn& dst, size_t rs, size_t ps)
 {
-    const ConvertConfig& c = params_.cfg;
-    if (!src.is_valid() || !src.is_image())
-        return make_error(ErrorCode::InvalidArgument, "the conversion source is not an image");
-    const auto sf = convert_format_from_pixel_format(src.format());
-    if (!sf)
-        return make_error(ErrorCode::NotSupported,
-                          "the converter cannot read " +
-                              std::string(pixel_format_name(src.format())) + " images");
-    if (*sf != c.src_format || src.width() != c.src_width || src.height() != c.src_height)
-        return make_error(ErrorCode::InvalidArgument,
-                          "source " + std::string(pixel_format_name(src.format())) + " " +
-                              std::to_string(src.width()) + "x" + std::to_string(src.height()) +
-                              " does not match the converter's " +
-                              std::string(convert_format_name(c.src_format)) + " " +
-                              std::to_string(c.src_width) + "x" + std::to_string(c.src_height));
-    if (src.dtype() != DType::U8)
-        return make_error(ErrorCode::NotSupported, "the converter reads u8 images only");
-    if (c.src_format == ConvertFormat::PlanarRgb &&
-        (src.strides().size() != 3 || src.strides()[0] <= 0 || src.strides()[1] <= 0))
-        return make_error(ErrorCode::InvalidShape, "planar RGB source must be [3, H, W]");
-    if (!dst.is_valid())
-        return make_error(ErrorCode::InvalidArgument, "the conversion destination is empty");
-    if (dst.dtype() != c.dtype)
-        return make_error(ErrorCode::DTypeMismatch,
-                          "destination dtype " + std::string(dtype_name(dst.dtype())) +
-                              " differs from the converter's " + std::string(dtype_name(c.dtype)));
-    Shape shape = dst.shape();
-    std::vector<ptrdiff_t> strides = dst.strides();
-    while (shape.size() > 3 && shape.front() == 1) {
-        shape.erase(shape.begin());
-        strides.erase(strides.begin());
-    }
-    const size_t ch = params_.channels;
-    const size_t elem = dtype_size(c.dtype);
-    const bool hwc = c.layout == TensorLayout::Hwc;
-    if (shape.size() == 2 && ch == 1) {
-        shape.insert(hwc ? shape.end() : shape.begin(), 1);
-        strides.insert(hwc ? strides.end() : strides.begin(), ptrdiff_t(elem));
-    }
-    const Shape want = hwc ? Shape{params_.dst_height, params_.dst_width, ch}
-                           : Shape{ch, params_.dst_height, params_.dst_width};
-    if (shape != want)
-        return make_error(ErrorCode::InvalidShape, "destination shape " + shape_str(dst.shape()) +
-                                                       " differs from the converter's output " +
-                                                       shape_str(want));
-    size_t rs = 0, ps = 0;
-    const auto es = ptrdiff_t(elem);
-    if (hwc) {
-        if (strides[2] != es || strides[1] != es * ptrdiff_t(ch) || strides[0] < 0)
-            return make_error(ErrorCode::InvalidShape,
-                              "destination pixels must be contiguous (HWC with padded rows only)");
-        rs = size_t(strides[0]);
-    } else {
-        if (strides[2] != es || strides[1] < 0 || strides[0] < 0)
-            return make_error(ErrorCode::InvalidShape,
-                              "destination rows must be contiguous (CHW with padded rows only)");
-        rs = size_t(strides[1]);
-        ps = size_t(strides[0]);
-    }
+    // Converter::run() has checked both tensors and worked out the destination's strides.
     if (params_.dst_height == 1)
         rs = std::max(rs, row_bytes_);
     if (out_planes_ == 1)
@@ -628,9 +536,10 @@ Result<void> ConverterHook::run(Converter& conv, const SourceFrame& src, const D
     return conv.gl_->run(src, dst);
 }
 
-Result<void> ConverterHook::run(Converter& conv, const TensorDyn& src, const TensorDyn& dst)
+Result<void> ConverterHook::run(Converter& conv, const TensorDyn& src, const TensorDyn& dst,
+                                const DestFrame& layout)
 {
-    return conv.gl_->run(src, dst);
+    return conv.gl_->run(src, dst, layout.row_stride, layout.plane_stride);
 }
 
 } // namespace edgetensor::detail::gl

@@ -34,8 +34,10 @@ public:
     ConvertBackend(const ConvertBackend&) = delete;
     ConvertBackend& operator=(const ConvertBackend&) = delete;
 
+    /// Arguments already checked by Converter::run(); rs/ps are the destination's row and plane
+    /// strides in bytes.
     Result<void> run(const SourceFrame& src, const DestFrame& dst);
-    Result<void> run(const TensorDyn& src, const TensorDyn& dst);
+    Result<void> run(const TensorDyn& src, const TensorDyn& dst, size_t rs, size_t ps);
     GlImportStats stats() const;
     const Worker& worker() const noexcept { return *worker_; }
 

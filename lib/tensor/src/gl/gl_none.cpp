@@ -49,7 +49,7 @@ Result<void> ConverterHook::run(Converter&, const SourceFrame&, const DestFrame&
     return not_built();
 }
 
-Result<void> ConverterHook::run(Converter&, const TensorDyn&, const TensorDyn&)
+Result<void> ConverterHook::run(Converter&, const TensorDyn&, const TensorDyn&, const DestFrame&)
 {
     return not_built();
 }
