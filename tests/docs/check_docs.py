@@ -35,9 +35,11 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 SHELL_LANGS = {"sh", "bash", "shell"}
 PYTHON_LANGS = {"python", "py"}
@@ -279,13 +281,22 @@ def run_block(block, workdir, env):
     private_tmp = os.path.join(workdir, ".tmp")
     os.makedirs(private_tmp, exist_ok=True)
     text = re.sub(r"(?<![\w.])/tmp/", private_tmp + "/", block.text)
+    # A session of its own, so a hung block is killed with everything it started: a
+    # gst-launch-1.0 left behind would keep its camera open and fail the blocks after it.
+    p = subprocess.Popen(["bash", "-eo", "pipefail", "-c", text], cwd=workdir, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     try:
-        r = subprocess.run(["bash", "-eo", "pipefail", "-c", text], cwd=workdir, env=env,
-                           capture_output=True, text=True, timeout=block.timeout)
+        out, err = p.communicate(timeout=block.timeout)
     except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = p.communicate()
         return False, f"still running after {block.timeout} s (a launch line without " \
-                      "num-buffers?)"
-    return r.returncode == 0, f"exit status {r.returncode}\n{(r.stdout + r.stderr)[-3000:]}"
+                      f"num-buffers?)\n{(out + err)[-3000:]}"
+    return p.returncode == 0, f"exit status {p.returncode}\n{(out + err)[-3000:]}"
 
 
 def collect(src, env, with_inspect=True, files=None):
@@ -348,6 +359,8 @@ def self_test(src, build, env):
     try:
         good = os.path.join(d, "good.md")
         bad = os.path.join(d, "bad.md")
+        # Outside /tmp, which the checker rewrites per run.
+        pidfile = os.path.join(build, f"docs-selftest-{os.getpid()}.pid")
         with open(good, "w") as f:
             f.write("```sh\ngst-launch-1.0 -q tensortestsrc num-buffers=2 ! fakesink\n```\n\n"
                     "<!-- docs-check: fragment -->\n```cpp\n#include <edgetensor/tensor.hpp>\n"
@@ -358,15 +371,41 @@ def self_test(src, build, env):
                     "```sh\ngst-launch-1.0 -q tensortestsrc num-buffers=2 !\n"
                     "    fakesink\n```\n\n"
                     "<!-- docs-check: fragment -->\n```cpp\n#include <edgetensor/tensor.hpp>\n"
-                    "auto t = edgetensor::Tensor<uint8_t>::no_such_function({4});\n```\n")
+                    "auto t = edgetensor::Tensor<uint8_t>::no_such_function({4});\n```\n\n"
+                    # A hung block: it fails, and what it started dies with it.
+                    f"<!-- docs-check: timeout=3 -->\n```sh\nsleep 600 &\necho $! > {pidfile}\n"
+                    "wait\n```\n")
         g = check(collect(src, env, False, [good]), src, build, "host", env)
         b = check(collect(src, env, False, [bad]), src, build, "host", env)
-        ok = g == (2, 0, 0) and b == (0, 3, 0)
-        print(f"self-test: good doc {g}, broken doc {b}: "
+        left = process_alive(pidfile)
+        ok = g == (2, 0, 0) and b == (0, 4, 0) and not left
+        print(f"self-test: good doc {g}, broken doc {b}"
+              f"{', a hung block left its child running' if left else ''}: "
               f"{'the checker tells them apart' if ok else 'WRONG'}")
         return ok
     finally:
         shutil.rmtree(d, ignore_errors=True)
+        if os.path.exists(pidfile):
+            os.unlink(pidfile)
+
+
+def process_alive(pidfile):
+    """True when the pid in pidfile names a process that is still running (not a zombie)."""
+    try:
+        with open(pidfile) as f:
+            pid = int(f.read().strip())
+    except (OSError, ValueError):
+        return True  # the block never ran: the test cannot tell
+    for _ in range(50):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def main():
