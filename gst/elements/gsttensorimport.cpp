@@ -53,7 +53,6 @@
 #include "tensorimport_memories.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
-#include <gst/video/gstvideopool.h>
 #include <gst/video/video.h>
 
 #include <algorithm>
@@ -211,26 +210,9 @@ const char* memory_type_of(GstBuffer* buf)
 eg::GstObjectPtr<GstBufferPool> make_pool(GstTensorImport* self, GstCaps* caps, bool video,
                                           guint min, guint* size)
 {
-    eg::GstObjectPtr<GstBufferPool> pool(gst_edge_tensor_buffer_pool_new());
-    GstStructure* config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_set_params(config, caps, 0, min, eg::kDefaultMaxBuffers);
-    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, GST_EDGE_TENSOR_MEMORY_AUTO);
-    if (video)
-        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config(pool.get(), config)) {
-        // Corrections (e.g. the frame size) are what we want: accept them.
-        config = gst_buffer_pool_get_config(pool.get());
-        if (!gst_buffer_pool_set_config(pool.get(), config)) {
-            GST_WARNING_OBJECT(self, "the edgetensor pool refused %" GST_PTR_FORMAT, caps);
-            return {};
-        }
-    }
-    config = gst_buffer_pool_get_config(pool.get());
-    guint sz = 0;
-    gst_buffer_pool_config_get_params(config, nullptr, &sz, nullptr, nullptr);
-    gst_structure_free(config);
-    if (size)
-        *size = sz;
+    auto pool = eg::make_tensor_pool(caps, video, min, eg::kDefaultMaxBuffers, size);
+    if (!pool)
+        GST_WARNING_OBJECT(self, "the edgetensor pool refused %" GST_PTR_FORMAT, caps);
     return pool;
 }
 

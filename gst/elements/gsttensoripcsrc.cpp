@@ -50,26 +50,27 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "ipc_connection.hpp"
 #include "ipc_socket.hpp"
+#include "ipc_wake.hpp"
 #include "ipc_wire.hpp"
+#include "tensoripc_common.hpp"
+#include "tensoripcsrc_frame.hpp"
+#include "tensoripcsrc_properties.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
-#include <fcntl.h>
 #include <poll.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
-#include <vector>
 
 GST_DEBUG_CATEGORY_STATIC(gst_tensor_ipc_src_debug);
 #define GST_CAT_DEFAULT gst_tensor_ipc_src_debug
@@ -79,38 +80,14 @@ namespace
 
 namespace eg = edgetensor::gst;
 namespace ipc = edgetensor::ipc;
-using edgetensor::UniqueFd;
+using namespace edgetensor::gst::tensoripcsrc;
 
-constexpr guint64 DEFAULT_TIMEOUT = 10 * GST_SECOND;
-constexpr gboolean DEFAULT_IS_LIVE = FALSE;
-constexpr gint DEFAULT_ALLOWED_UID = -1;
-constexpr guint DEFAULT_CACHE_SIZE = GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE;
-constexpr GstTensorIpcSrcOnDisconnect DEFAULT_ON_DISCONNECT = GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS;
-constexpr GstTensorIpcSrcOnInvalid DEFAULT_ON_INVALID = GST_TENSOR_IPC_SRC_ON_INVALID_DROP;
 constexpr auto kRetryInterval = std::chrono::milliseconds(20);
 // Element warnings for rejected messages: the first, then one per this many (all are logged).
 constexpr guint64 kWarnEvery = 100;
 
-enum {
-    PROP_0,
-    PROP_SOCKET_PATH,
-    PROP_TIMEOUT,
-    PROP_IS_LIVE,
-    PROP_ALLOWED_UID,
-    PROP_ON_DISCONNECT,
-    PROP_ON_INVALID,
-    PROP_CACHE_SIZE,
-    PROP_RECEIVED,
-    PROP_REJECTED,
-    PROP_STATS,
-};
-
-#define TEMPLATE_CAPS                                                                              \
-    "video/x-raw; video/x-raw(memory:DMABuf); "                                                    \
-    "other/tensors, num_tensors = (int) 1, format = (string) static"
-
-GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(TEMPLATE_CAPS));
+GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(EDGETENSOR_TENSOR_IPC_CAPS));
 
 struct CacheFree {
     void operator()(GstEdgeTensorImportCache* c) const noexcept
@@ -119,109 +96,13 @@ struct CacheFree {
     }
 };
 
-// The socket, shared with the frames in flight: a frame dropped downstream (on any thread)
-// sends its release through it, even after the element moved on to another connection.
-class Connection
-{
-public:
-    explicit Connection(UniqueFd fd) : fd_(std::move(fd)) {}
-
-    int fd() const noexcept { return fd_.get(); }
-
-    void release(guint64 seq) noexcept
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!fd_)
-            return;
-        try {
-            unsent_.push_back(seq);
-        } catch (...) {
-            return;
-        }
-        flush_locked();
-    }
-
-    // Sends what could not be sent before (the socket was full).
-    void flush() noexcept
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        flush_locked();
-    }
-
-    // The element is done with this connection; releases after this are dropped (the sink
-    // frees everything it held for us when the socket closes).
-    void close() noexcept
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        fd_.reset();
-        unsent_.clear();
-    }
-
-private:
-    void flush_locked() noexcept
-    {
-        while (fd_ && !unsent_.empty()) {
-            const size_t n = std::min<size_t>(unsent_.size(), ipc::kMaxReleases);
-            auto msg = ipc::encode_release(std::span(unsent_.data(), n));
-            if (!msg)
-                return;
-            auto r = ipc::send_record(fd_.get(), *msg);
-            if (!r) {
-                if (r.error().sys_errno() != EAGAIN && r.error().sys_errno() != ENOBUFS)
-                    unsent_.clear(); // the sink is gone, and with it what it held for us
-                return;
-            }
-            unsent_.erase(unsent_.begin(), unsent_.begin() + ptrdiff_t(n));
-        }
-    }
-
-    std::mutex mu_;
-    UniqueFd fd_;
-    std::vector<guint64> unsent_;
-};
-
-// Sends the release of one frame when the last memory of it dies.
-struct FrameRelease {
-    std::shared_ptr<Connection> conn;
-    guint64 seq = 0;
-    ~FrameRelease()
-    {
-        if (conn)
-            conn->release(seq);
-    }
-};
-using FrameReleasePtr = std::shared_ptr<FrameRelease>;
-
-GQuark release_quark()
-{
-    static GQuark q = g_quark_from_static_string("GstTensorIpcSrc.release");
-    return q;
-}
-
-void free_release(gpointer p)
-{
-    delete static_cast<FrameReleasePtr*>(p);
-}
-
-struct Settings {
-    std::string socket_path;
-    guint64 timeout = DEFAULT_TIMEOUT;
-    gboolean is_live = DEFAULT_IS_LIVE;
-    gint allowed_uid = DEFAULT_ALLOWED_UID;
-    GstTensorIpcSrcOnDisconnect on_disconnect = DEFAULT_ON_DISCONNECT;
-    GstTensorIpcSrcOnInvalid on_invalid = DEFAULT_ON_INVALID;
-    guint cache_size = DEFAULT_CACHE_SIZE;
-};
-
 struct Streaming {
-    std::shared_ptr<Connection> conn;
+    std::shared_ptr<ipc::Connection> conn;
     bool eos = false;
     eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
     guint32 caps_seq = 0;
     bool caps_pushed = false;
-    bool video = false;
-    GstVideoInfo vinfo{};
-    eg::TensorCaps tensor;
+    FrameFormat format;
     guint64 sink_pid = 0;
     std::string last_rejection;
 };
@@ -237,7 +118,7 @@ struct State {
         gst_edge_tensor_import_cache_new(DEFAULT_CACHE_SIZE)};
     eg::GstObjectPtr<GstAllocator> dmabuf_alloc{gst_dmabuf_allocator_new()};
     eg::GstObjectPtr<GstAllocator> fd_alloc{gst_fd_allocator_new()};
-    UniqueFd wake_r, wake_w;
+    ipc::WakePipe wake;
     std::atomic<bool> flushing{false};
     std::atomic<guint64> received{0};
     std::atomic<guint64> rejected{0};
@@ -298,20 +179,13 @@ Settings settings_of(GstTensorIpcSrc* self)
     return state_of(self).settings;
 }
 
-void drain_wake(State& st)
-{
-    char buf[64];
-    while (::read(st.wake_r.get(), buf, sizeof(buf)) > 0) {
-    }
-}
-
 // Waits for `fd` to be readable or the element to be woken. Returns false when flushing.
 bool wait_readable(State& st, int fd, int timeout_ms)
 {
-    pollfd fds[2] = {{st.wake_r.get(), POLLIN, 0}, {fd, POLLIN, 0}};
+    pollfd fds[2] = {{st.wake.read_fd(), POLLIN, 0}, {fd, POLLIN, 0}};
     const int n = ::poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
     if (n > 0 && fds[0].revents)
-        drain_wake(st);
+        st.wake.drain();
     return !st.flushing.load();
 }
 
@@ -390,7 +264,7 @@ GstFlowReturn connect_impl(GstTensorIpcSrc* self)
             GST_INFO_OBJECT(self, "connected to %s (pid %d, uid %u)", s.socket_path.c_str(),
                             int(cred->pid), guint(cred->uid));
             std::lock_guard<std::mutex> lock(st.mu);
-            st.streaming.conn = std::make_shared<Connection>(std::move(*fd));
+            st.streaming.conn = std::make_shared<ipc::Connection>(std::move(*fd));
             st.streaming.eos = false;
             st.streaming.sink_pid = guint64(cred->pid);
             return GST_FLOW_OK;
@@ -425,7 +299,7 @@ GstFlowReturn connect_impl(GstTensorIpcSrc* self)
 GstFlowReturn sender_gone(GstTensorIpcSrc* self, const std::string& why)
 {
     State& st = state_of(self);
-    std::shared_ptr<Connection> conn;
+    std::shared_ptr<ipc::Connection> conn;
     bool eos;
     {
         std::lock_guard<std::mutex> lock(st.mu);
@@ -481,111 +355,44 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, ipc::Message& msg)
     s.caps_pushed = s.caps && gst_caps_is_equal(s.caps.get(), caps.get()) && s.caps_pushed;
     s.caps = std::move(caps);
     s.caps_seq = msg.caps_seq;
-    s.video = video;
-    s.vinfo = vinfo;
-    s.tensor = tensor;
+    s.format.video = video;
+    s.format.vinfo = vinfo;
+    s.format.tensor = tensor;
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", msg.caps_seq, msg.caps.c_str());
     return GST_FLOW_OK;
-}
-
-// Whether the frame's layout fits its memories, for the caps in force.
-std::string check_layout(const Streaming& s, const ipc::Frame& f)
-{
-    const guint64 total = f.total_size();
-    if (!s.video) {
-        guint64 bytes = edgetensor::dtype_size(s.tensor.dtype);
-        for (size_t d : s.tensor.shape)
-            bytes *= d;
-        if (total < bytes)
-            return "the frame has " + std::to_string(total) + " bytes, the caps need " +
-                   std::to_string(bytes);
-        return {};
-    }
-    const GstVideoInfo& vi = s.vinfo;
-    const guint n = GST_VIDEO_INFO_N_PLANES(&vi);
-    if (f.head.n_planes == 0) {
-        if (total < GST_VIDEO_INFO_SIZE(&vi))
-            return "the frame has " + std::to_string(total) + " bytes, the caps need " +
-                   std::to_string(GST_VIDEO_INFO_SIZE(&vi));
-        return {};
-    }
-    if (f.head.n_planes != n)
-        return "the frame has " + std::to_string(f.head.n_planes) + " planes, " +
-               gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&vi)) + " has " + std::to_string(n);
-    for (guint p = 0; p < n; ++p) {
-        gint comp[GST_VIDEO_MAX_COMPONENTS];
-        gst_video_format_info_component(vi.finfo, p, comp);
-        const gint c = comp[0] >= 0 ? comp[0] : 0;
-        const guint64 row = guint64(GST_VIDEO_INFO_COMP_PSTRIDE(&vi, c)) *
-                            guint64(GST_VIDEO_INFO_COMP_WIDTH(&vi, c));
-        const guint64 rows = guint64(GST_VIDEO_INFO_COMP_HEIGHT(&vi, c));
-        const guint64 stride = guint64(f.head.plane_stride[p]);
-        if (stride < row)
-            return "plane " + std::to_string(p) + " stride " + std::to_string(stride) +
-                   " is shorter than its " + std::to_string(row) + "-byte rows";
-        const guint64 end = f.head.plane_offset[p] + stride * (rows - 1) + row;
-        if (end > total)
-            return "plane " + std::to_string(p) + " ends at byte " + std::to_string(end) +
-                   ", beyond the frame's " + std::to_string(total) + " bytes";
-    }
-    return {};
 }
 
 GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Message& msg, GstBuffer** out)
 {
     State& st = state_of(self);
     ipc::Frame& f = msg.frame;
-    auto release = std::make_shared<FrameRelease>();
-    Streaming snapshot;
+    auto release = std::make_shared<ipc::FrameRelease>();
+    eg::MiniObjectPtr<GstCaps> caps;
+    guint32 caps_seq;
+    FrameFormat format;
     {
         std::lock_guard<std::mutex> lock(st.mu);
         release->conn = st.streaming.conn;
         release->seq = f.head.seq;
-        snapshot.caps.reset(st.streaming.caps ? gst_caps_ref(st.streaming.caps.get()) : nullptr);
-        snapshot.caps_seq = st.streaming.caps_seq;
-        snapshot.video = st.streaming.video;
-        snapshot.vinfo = st.streaming.vinfo;
-        snapshot.tensor = st.streaming.tensor;
+        caps.reset(st.streaming.caps ? gst_caps_ref(st.streaming.caps.get()) : nullptr);
+        caps_seq = st.streaming.caps_seq;
+        format = st.streaming.format;
     }
     // From here on, every early return releases the frame (the token dies) and closes its fds.
-    if (!snapshot.caps || f.head.caps_seq != snapshot.caps_seq)
+    if (!caps || f.head.caps_seq != caps_seq)
         return reject(self, "FRAME " + std::to_string(f.head.seq) + " for caps " +
                                 std::to_string(f.head.caps_seq) + " before those caps");
     if (auto r = ipc::check_frame_fds(f); !r)
         return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + r.error().message());
-    if (const std::string why = check_layout(snapshot, f); !why.empty())
+    if (const std::string why = check_layout(format, f); !why.empty())
         return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + why);
 
-    eg::MiniObjectPtr<GstBuffer> buf(gst_buffer_new());
-    for (guint32 i = 0; i < f.head.n_memories; ++i) {
-        const ipc::MemoryRecord& r = f.memories[i];
-        const bool dma = r.desc.kind == EDGETENSOR_KIND_DMABUF;
-        GstMemory* mem =
-            dma ? gst_dmabuf_allocator_alloc(st.dmabuf_alloc.get(), f.fds[i].get(), r.maxsize)
-                : gst_fd_allocator_alloc(st.fd_alloc.get(), f.fds[i].get(), r.maxsize,
-                                         GST_FD_MEMORY_FLAG_NONE);
-        if (!mem)
-            return reject(self, "cannot wrap memory " + std::to_string(i) + " of FRAME " +
-                                    std::to_string(f.head.seq));
-        f.fds[i].release(); // the memory owns it now
-        gst_memory_resize(mem, gssize(r.offset), gsize(r.size));
-        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), release_quark(),
-                                  new FrameReleasePtr(release), free_release);
-        gst_buffer_append_memory(buf.get(), mem);
-    }
+    std::string why_not;
+    eg::MiniObjectPtr<GstBuffer> buf =
+        assemble_buffer(f, format, release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
+    if (!buf)
+        return reject(self, why_not);
     release.reset(); // the memories hold it now
-    if (snapshot.video && f.head.n_planes > 0) {
-        gsize offsets[GST_VIDEO_MAX_PLANES] = {};
-        gint strides[GST_VIDEO_MAX_PLANES] = {};
-        for (guint p = 0; p < f.head.n_planes; ++p) {
-            offsets[p] = gsize(f.head.plane_offset[p]);
-            strides[p] = f.head.plane_stride[p];
-        }
-        gst_buffer_add_video_meta_full(
-            buf.get(), GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&snapshot.vinfo),
-            GST_VIDEO_INFO_WIDTH(&snapshot.vinfo), GST_VIDEO_INFO_HEIGHT(&snapshot.vinfo),
-            f.head.n_planes, offsets, strides);
-    }
     GstEdgeTensorImportResult result = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
     gchar* why_c = nullptr;
     GstEdgeTensorMeta* meta =
@@ -594,16 +401,6 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Message& msg, GstBuffer**
     if (!meta)
         return reject(self, "FRAME " + std::to_string(f.head.seq) +
                                 " cannot be imported: " + (why ? why.get() : "unknown reason"));
-    GST_BUFFER_PTS(buf.get()) = f.head.pts;
-    GST_BUFFER_DTS(buf.get()) = f.head.dts;
-    GST_BUFFER_DURATION(buf.get()) = f.head.duration;
-    GST_BUFFER_OFFSET(buf.get()) = f.head.offset;
-    GST_BUFFER_OFFSET_END(buf.get()) = f.head.offset_end;
-    GST_BUFFER_FLAG_SET(buf.get(),
-                        f.head.flags & (GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_RESYNC |
-                                        GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DROPPABLE |
-                                        GST_BUFFER_FLAG_DELTA_UNIT | GST_BUFFER_FLAG_HEADER |
-                                        GST_BUFFER_FLAG_MARKER));
     if (gst_base_src_get_do_timestamp(GST_BASE_SRC(self))) {
         // GstBaseSrc stamps buffers without timestamps with the running time.
         GST_BUFFER_PTS(buf.get()) = GST_CLOCK_TIME_NONE;
@@ -618,15 +415,14 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Message& msg, GstBuffer**
         push_caps = !st.streaming.caps_pushed;
         st.streaming.caps_pushed = true;
     }
-    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), snapshot.caps.get())) {
+    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), caps.get())) {
         {
             std::lock_guard<std::mutex> lock(st.mu);
             st.streaming.caps_pushed = false;
         }
-        GST_ELEMENT_ERROR(
-            self, CORE, NEGOTIATION,
-            ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, snapshot.caps.get()),
-            (nullptr));
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                          ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, caps.get()),
+                          (nullptr));
         return GST_FLOW_NOT_NEGOTIATED;
     }
     st.received++;
@@ -640,7 +436,7 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
     for (;;) {
         if (st.flushing)
             return GST_FLOW_FLUSHING;
-        std::shared_ptr<Connection> conn;
+        std::shared_ptr<ipc::Connection> conn;
         {
             std::lock_guard<std::mutex> lock(st.mu);
             conn = st.streaming.conn;
@@ -711,56 +507,20 @@ void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValu
     if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
         return;
     State& st = state_of(self);
-    switch (prop_id) {
-    case PROP_SOCKET_PATH: {
+    bool known;
+    {
         eg::ObjectLockGuard lock(self);
-        const gchar* s = g_value_get_string(value);
-        st.settings.socket_path = s ? s : "";
-        break;
+        known = set_property(st.settings, prop_id, value);
     }
-    case PROP_TIMEOUT: {
-        eg::ObjectLockGuard lock(self);
-        st.settings.timeout = g_value_get_uint64(value);
-        break;
-    }
-    case PROP_IS_LIVE: {
-        const gboolean live = g_value_get_boolean(value);
-        {
-            eg::ObjectLockGuard lock(self);
-            st.settings.is_live = live;
-        }
-        gst_base_src_set_live(GST_BASE_SRC(self), live);
-        break;
-    }
-    case PROP_ALLOWED_UID: {
-        eg::ObjectLockGuard lock(self);
-        st.settings.allowed_uid = g_value_get_int(value);
-        break;
-    }
-    case PROP_ON_DISCONNECT: {
-        eg::ObjectLockGuard lock(self);
-        st.settings.on_disconnect = GstTensorIpcSrcOnDisconnect(g_value_get_enum(value));
-        break;
-    }
-    case PROP_ON_INVALID: {
-        eg::ObjectLockGuard lock(self);
-        st.settings.on_invalid = GstTensorIpcSrcOnInvalid(g_value_get_enum(value));
-        break;
-    }
-    case PROP_CACHE_SIZE: {
-        const guint n = g_value_get_uint(value);
-        {
-            eg::ObjectLockGuard lock(self);
-            st.settings.cache_size = n;
-        }
-        if (st.cache)
-            gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), n);
-        break;
-    }
-    default:
+    if (!known) {
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        break;
+        return;
     }
+    // Outside the object lock: both take locks of their own.
+    if (prop_id == PROP_IS_LIVE)
+        gst_base_src_set_live(GST_BASE_SRC(self), g_value_get_boolean(value));
+    if (prop_id == PROP_CACHE_SIZE && st.cache)
+        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
 void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* value,
@@ -768,43 +528,12 @@ void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* val
 {
     auto* self = GST_TENSOR_IPC_SRC(object);
     State& st = state_of(self);
+    {
+        eg::ObjectLockGuard lock(self);
+        if (get_property(st.settings, prop_id, value))
+            return;
+    }
     switch (prop_id) {
-    case PROP_SOCKET_PATH: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_string(
-            value, st.settings.socket_path.empty() ? nullptr : st.settings.socket_path.c_str());
-        break;
-    }
-    case PROP_TIMEOUT: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_uint64(value, st.settings.timeout);
-        break;
-    }
-    case PROP_IS_LIVE: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_boolean(value, st.settings.is_live);
-        break;
-    }
-    case PROP_ALLOWED_UID: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_int(value, st.settings.allowed_uid);
-        break;
-    }
-    case PROP_ON_DISCONNECT: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_enum(value, st.settings.on_disconnect);
-        break;
-    }
-    case PROP_ON_INVALID: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_enum(value, st.settings.on_invalid);
-        break;
-    }
-    case PROP_CACHE_SIZE: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_uint(value, st.settings.cache_size);
-        break;
-    }
     case PROP_RECEIVED:
         g_value_set_uint64(value, st.received.load());
         break;
@@ -840,14 +569,12 @@ gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
                           (nullptr));
         return FALSE;
     }
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot create a pipe: %s", g_strerror(errno)),
+    if (auto r = st.wake.open(); !r) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED,
+                          ("Cannot create a pipe: %s", g_strerror(r.error().sys_errno())),
                           (nullptr));
         return FALSE;
     }
-    st.wake_r.reset(p[0]);
-    st.wake_w.reset(p[1]);
     st.flushing = false;
     st.received = 0;
     st.rejected = 0;
@@ -862,7 +589,7 @@ gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
 {
     auto* self = GST_TENSOR_IPC_SRC(src);
     State& st = state_of(self);
-    std::shared_ptr<Connection> conn;
+    std::shared_ptr<ipc::Connection> conn;
     {
         std::lock_guard<std::mutex> lock(st.mu);
         conn = std::move(st.streaming.conn);
@@ -876,8 +603,7 @@ gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
     eg::GCharPtr str(gst_structure_to_string(s));
     GST_INFO_OBJECT(self, "%s", str.get());
     gst_structure_free(s);
-    st.wake_r.reset();
-    st.wake_w.reset();
+    st.wake.close();
     return TRUE;
 }
 
@@ -885,10 +611,7 @@ gboolean gst_tensor_ipc_src_unlock(GstBaseSrc* src)
 {
     State& st = state_of(src);
     st.flushing = true;
-    if (st.wake_w) {
-        const char c = 1;
-        [[maybe_unused]] ssize_t n = ::write(st.wake_w.get(), &c, 1);
-    }
+    st.wake.wake();
     return TRUE;
 }
 
@@ -896,8 +619,8 @@ gboolean gst_tensor_ipc_src_unlock_stop(GstBaseSrc* src)
 {
     State& st = state_of(src);
     st.flushing = false;
-    if (st.wake_r)
-        drain_wake(st);
+    if (st.wake.is_open())
+        st.wake.drain();
     return TRUE;
 }
 
@@ -944,68 +667,7 @@ static void gst_tensor_ipc_src_class_init(GstTensorIpcSrcClass* klass)
     gobject_class->get_property = gst_tensor_ipc_src_get_property;
     gobject_class->finalize = gst_tensor_ipc_src_finalize;
 
-    const auto ready =
-        GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-    const auto ro = GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-    g_object_class_install_property(
-        gobject_class, PROP_SOCKET_PATH,
-        g_param_spec_string("socket-path", "Socket path",
-                            "Path of the tensoripcsink socket to connect to (required)", nullptr,
-                            ready));
-    g_object_class_install_property(
-        gobject_class, PROP_TIMEOUT,
-        g_param_spec_uint64("timeout", "Timeout",
-                            "Nanoseconds to wait for a sink to listen on socket-path before an "
-                            "element error (0 = wait forever; default 10 s)",
-                            0, G_MAXUINT64, DEFAULT_TIMEOUT, ready));
-    g_object_class_install_property(
-        gobject_class, PROP_IS_LIVE,
-        g_param_spec_boolean("is-live", "Is live",
-                             "Act as a live source, as shmsrc is-live does (default false)",
-                             DEFAULT_IS_LIVE, ready));
-    g_object_class_install_property(
-        gobject_class, PROP_ALLOWED_UID,
-        g_param_spec_int("allowed-uid", "Allowed uid",
-                         "Only accept a sink running as this user id (SO_PEERCRED); -1 = any "
-                         "(-1 to 2147483647, default -1)",
-                         -1, G_MAXINT, DEFAULT_ALLOWED_UID, ready));
-    g_object_class_install_property(
-        gobject_class, PROP_ON_DISCONNECT,
-        g_param_spec_enum("on-disconnect", "On disconnect",
-                          "What to do when the sender goes away without EOS: eos (default) or "
-                          "error",
-                          GST_TYPE_TENSOR_IPC_SRC_ON_DISCONNECT, DEFAULT_ON_DISCONNECT, ready));
-    g_object_class_install_property(
-        gobject_class, PROP_ON_INVALID,
-        g_param_spec_enum("on-invalid", "On invalid",
-                          "What to do with an invalid message: drop it, closing its fds, "
-                          "logging and counting it (default), or error",
-                          GST_TYPE_TENSOR_IPC_SRC_ON_INVALID, DEFAULT_ON_INVALID, ready));
-    g_object_class_install_property(
-        gobject_class, PROP_CACHE_SIZE,
-        g_param_spec_uint(
-            "cache-size", "Cache size",
-            "Most remote buffers kept imported (least recently used evicted "
-            "first; 1 to 1024, default 32); at least the sender's pool size keeps "
-            "every identity stable",
-            1, GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE, DEFAULT_CACHE_SIZE,
-            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
-    g_object_class_install_property(gobject_class, PROP_RECEIVED,
-                                    g_param_spec_uint64("received", "Received",
-                                                        "Frames received and pushed since start", 0,
-                                                        G_MAXUINT64, 0, ro));
-    g_object_class_install_property(
-        gobject_class, PROP_REJECTED,
-        g_param_spec_uint64("rejected", "Rejected",
-                            "Invalid messages dropped since start (each logged with its "
-                            "reason)",
-                            0, G_MAXUINT64, 0, ro));
-    g_object_class_install_property(
-        gobject_class, PROP_STATS,
-        g_param_spec_boxed("stats", "Statistics",
-                           "The import cache's edgetensor-stats (hits, misses, entries, inodes, "
-                           "...) plus received, rejected, last-rejection and sink-pid",
-                           GST_TYPE_STRUCTURE, ro));
+    install_properties(gobject_class);
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(

@@ -18,25 +18,6 @@ GST_DEBUG_CATEGORY(gst_edge_tensor_core_debug);
 namespace
 {
 
-GstDebugLevel gst_level(edgetensor::LogLevel level) noexcept
-{
-    switch (level) {
-    case edgetensor::LogLevel::Error:
-        return GST_LEVEL_ERROR;
-    case edgetensor::LogLevel::Warning:
-        return GST_LEVEL_WARNING;
-    case edgetensor::LogLevel::Info:
-        return GST_LEVEL_INFO;
-    case edgetensor::LogLevel::Debug:
-        return GST_LEVEL_DEBUG;
-    case edgetensor::LogLevel::Trace:
-        return GST_LEVEL_LOG;
-    case edgetensor::LogLevel::None:
-        break;
-    }
-    return GST_LEVEL_NONE;
-}
-
 edgetensor::LogLevel core_level(GstDebugLevel level) noexcept
 {
     if (level <= GST_LEVEL_NONE)
@@ -55,8 +36,8 @@ edgetensor::LogLevel core_level(GstDebugLevel level) noexcept
 void forward_core_log(edgetensor::LogLevel level, const char* category, const char* message, void*)
 {
 #ifndef GST_DISABLE_GST_DEBUG
-    GST_CAT_LEVEL_LOG(gst_edge_tensor_core_debug, gst_level(level), nullptr, "[%s] %s",
-                      category ? category : "?", message ? message : "");
+    GST_CAT_LEVEL_LOG(gst_edge_tensor_core_debug, edgetensor::gst::gst_debug_level(level), nullptr,
+                      "[%s] %s", category ? category : "?", message ? message : "");
 #else
     (void)level;
     (void)category;
@@ -125,6 +106,25 @@ extern "C" GType gst_edge_tensor_cpu_access_get_type(void)
 
 namespace edgetensor::gst
 {
+
+GstDebugLevel gst_debug_level(LogLevel level) noexcept
+{
+    switch (level) {
+    case LogLevel::Error:
+        return GST_LEVEL_ERROR;
+    case LogLevel::Warning:
+        return GST_LEVEL_WARNING;
+    case LogLevel::Info:
+        return GST_LEVEL_INFO;
+    case LogLevel::Debug:
+        return GST_LEVEL_DEBUG;
+    case LogLevel::Trace:
+        return GST_LEVEL_LOG;
+    case LogLevel::None:
+        break;
+    }
+    return GST_LEVEL_NONE;
+}
 
 GstEdgeTensorMemoryKind memory_kind(TensorMemory m) noexcept
 {

@@ -617,6 +617,29 @@ extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_get_memory_kind(G
 namespace edgetensor::gst
 {
 
+GstObjectPtr<GstBufferPool> make_tensor_pool(GstCaps* caps, bool video, guint min, guint max,
+                                             guint* size)
+{
+    GstObjectPtr<GstBufferPool> pool(gst_edge_tensor_buffer_pool_new());
+    GstStructure* config = gst_buffer_pool_get_config(pool.get());
+    gst_buffer_pool_config_set_params(config, caps, 0, min, max);
+    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, GST_EDGE_TENSOR_MEMORY_AUTO);
+    if (video)
+        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (!gst_buffer_pool_set_config(pool.get(), config)) {
+        config = gst_buffer_pool_get_config(pool.get());
+        if (!gst_buffer_pool_set_config(pool.get(), config))
+            return {};
+    }
+    config = gst_buffer_pool_get_config(pool.get());
+    guint sz = 0;
+    gst_buffer_pool_config_get_params(config, nullptr, &sz, nullptr, nullptr);
+    gst_structure_free(config);
+    if (size)
+        *size = sz;
+    return pool;
+}
+
 std::string take_pool_error(GstBufferPool* pool, int* err)
 {
     if (err)

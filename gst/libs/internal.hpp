@@ -5,10 +5,13 @@
 
 #pragma once
 
+#include "glib_raii.hpp"
+
 #include <gst/base/gstbasetransform.h>
 #include <gst/edgetensor/edgetensor.hpp>
 #include <gst/video/video.h>
 
+#include <edgetensor/log.hpp>
 #include <edgetensor/tensor.hpp>
 
 #include <cstddef>
@@ -40,6 +43,10 @@ const char* tensor_type_name(DType t) noexcept;
 bool tensor_type_from_name(const char* name, DType* out) noexcept;
 /// "3:640:480:1" for shape [1, 480, 640, 3].
 std::string dimensions_string(const Shape& shape);
+
+/// The GStreamer debug level of a library log level (None: GST_LEVEL_NONE), for forwarding the
+/// library's messages to a debug category.
+GstDebugLevel gst_debug_level(LogLevel level) noexcept;
 
 /// Validates and parses an other/tensors structure (num_tensors=1, format=static, a fixed
 /// types and dimensions). The error names the offending field.
@@ -113,6 +120,13 @@ std::string take_map_failure();
 /// The max-buffers the elements give their pools when nobody asks for a bound: every pooled
 /// buffer holds an fd, so an unbounded pool behind a deep queue runs the process out of fds.
 inline constexpr guint kDefaultMaxBuffers = 32;
+
+/// A configured, inactive edgetensor pool for `caps` of `min`..`max` buffers (0: no bound),
+/// memory kind AUTO, with GstVideoMeta for video; corrections the pool asks for (e.g. the frame
+/// size) are accepted. `size` (optional) gets the buffer size. Empty when the pool refuses
+/// `caps` even so (the caller says so in its own debug category).
+GstObjectPtr<GstBufferPool> make_tensor_pool(GstCaps* caps, bool video, guint min, guint max,
+                                             guint* size);
 
 /// Why the last allocation of the edgetensor pool `pool` failed ("" when none did since the
 /// last call), and its errno when the library kept one. Clears what it returns.

@@ -5,6 +5,7 @@
 // receivers. The two-process tests (gst-launch-1.0 peers, kill -9) are in test_ipc_process.cpp.
 
 #include "fd_count.hpp"
+#include "ipc_records.hpp"
 #include "ipc_socket.hpp"
 #include "ipc_test_util.hpp"
 #include "ipc_wire.hpp"
@@ -147,34 +148,7 @@ TEST_F(GstIpc, FramesArriveWithContentTimestampsAndOneIdentityPerRemoteBuffer)
 
 // ---- a hostile sink, written by hand ------------------------------------------------------
 
-UniqueFd sealed_memfd(size_t bytes, guint8 fill)
-{
-    UniqueFd fd(::memfd_create("ipc-hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    EXPECT_EQ(::ftruncate(fd.get(), off_t(bytes)), 0);
-    void* p = ::mmap(nullptr, bytes, PROT_WRITE, MAP_SHARED, fd.get(), 0);
-    std::memset(p, fill, bytes);
-    ::munmap(p, bytes);
-    EXPECT_EQ(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
-    return fd;
-}
-
 constexpr size_t kFrameBytes = 64 * 32 * 3 / 2;
-
-ipc::MemoryRecord record_for(size_t bytes)
-{
-    ipc::MemoryRecord r;
-    r.desc = edgetensor_desc_init();
-    r.desc.kind = EDGETENSOR_KIND_HOST;
-    r.desc.handle = 0;
-    r.desc.ndim = 1;
-    r.desc.dtype = EDGETENSOR_DTYPE_U8;
-    r.desc.shape[0] = bytes;
-    r.desc.strides[0] = 1;
-    r.desc.capacity = bytes;
-    r.size = bytes;
-    r.maxsize = bytes;
-    return r;
-}
 
 ipc::FrameHead head_for(guint64 seq)
 {
@@ -250,7 +224,7 @@ TEST_F(GstIpc, InvalidMessagesAreDroppedWithTheirFdsClosedAndTheStreamGoesOn_Neg
         hostile.send(ipc::encode_hello(hello));
         hostile.send(*ipc::encode_caps(1, kSmallNv12));
         UniqueFd good = sealed_memfd(kFrameBytes, 7);
-        const ipc::MemoryRecord rec = record_for(kFrameBytes);
+        const ipc::MemoryRecord rec = flat_record(kFrameBytes);
         int expected_rejections = 0;
 
         // 1. wrong protocol version
@@ -373,7 +347,7 @@ TEST_F(GstIpc, OnInvalidErrorStopsTheStream_Negative)
     int p[2];
     ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
     UniqueFd pr(p[0]), pw(p[1]);
-    hostile.send_frame(head_for(1), record_for(kFrameBytes), pr.get());
+    hostile.send_frame(head_for(1), flat_record(kFrameBytes), pr.get());
     auto err = rx.wait(GST_MESSAGE_ERROR, 5s);
     ASSERT_TRUE(err);
     EXPECT_NE(message_text(err.get()).find("neither a DMA-BUF nor a memfd"), std::string::npos)

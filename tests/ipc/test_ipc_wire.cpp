@@ -5,6 +5,7 @@
 // closed (/proc/self/fd is counted around each case).
 
 #include "fd_count.hpp"
+#include "ipc_records.hpp"
 #include "ipc_socket.hpp"
 #include "ipc_wire.hpp"
 
@@ -27,32 +28,9 @@ namespace
 {
 
 using test::describe_fds;
+using test::flat_record;
 using test::open_fds;
-
-UniqueFd sealed_memfd(size_t bytes)
-{
-    UniqueFd fd(::memfd_create("ipc-test", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    EXPECT_TRUE(fd);
-    EXPECT_EQ(::ftruncate(fd.get(), off_t(bytes)), 0);
-    EXPECT_EQ(::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
-    return fd;
-}
-
-MemoryRecord flat_record(uint64_t bytes, uint32_t index = 0)
-{
-    MemoryRecord r;
-    r.desc = edgetensor_desc_init();
-    r.desc.kind = EDGETENSOR_KIND_HOST;
-    r.desc.handle = index;
-    r.desc.ndim = 1;
-    r.desc.dtype = EDGETENSOR_DTYPE_U8;
-    r.desc.shape[0] = bytes;
-    r.desc.strides[0] = 1;
-    r.desc.capacity = bytes;
-    r.size = bytes;
-    r.maxsize = bytes;
-    return r;
-}
+using test::sealed_memfd;
 
 std::vector<uint8_t> frame_bytes(const FrameHead& head, std::vector<MemoryRecord> recs)
 {

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsink's buffers on the wire (tensoripcsink_frame.hpp).
+
+#include "tensoripcsink_frame.hpp"
+
+#include "internal.hpp"
+#include "tensoripc_common.hpp"
+
+#include <gst/allocators/allocators.h>
+#include <gst/edgetensor/edgetensor.h>
+
+#include <sys/vfs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+GST_DEBUG_CATEGORY_EXTERN(gst_tensor_ipc_sink_debug);
+#define GST_CAT_DEFAULT gst_tensor_ipc_sink_debug
+
+namespace edgetensor::gst::tensoripcsink
+{
+
+namespace
+{
+
+constexpr guint32 DMA_BUF_FS_MAGIC = 0x444d4142u;
+
+// Row by row, each plane's full pitch where both have it: the bytes a reader of either
+// layout may look at (gst_video_frame_copy drops the last bytes of odd-width packed rows).
+bool copy_video(GstVideoFrame* dst, const GstVideoFrame* src)
+{
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(src); ++p) {
+        const guint8* s = static_cast<const guint8*>(GST_VIDEO_FRAME_PLANE_DATA(src, p));
+        guint8* d = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(dst, p));
+        const gint ss = GST_VIDEO_FRAME_PLANE_STRIDE(src, p);
+        const gint ds = GST_VIDEO_FRAME_PLANE_STRIDE(dst, p);
+        const gsize row = gsize(std::min(ss, ds));
+        gint comp[GST_VIDEO_MAX_COMPONENTS];
+        gst_video_format_info_component(src->info.finfo, p, comp);
+        const gint rows = GST_VIDEO_FRAME_COMP_HEIGHT(src, comp[0] >= 0 ? comp[0] : 0);
+        for (gint y = 0; y < rows; ++y)
+            std::memcpy(d + gsize(y) * gsize(ds), s + gsize(y) * gsize(ss), row);
+    }
+    return true;
+}
+
+} // namespace
+
+std::string unsendable(GstBuffer* buf)
+{
+    const guint n = gst_buffer_n_memory(buf);
+    if (n == 0)
+        return "the buffer holds no memory";
+    if (n > ipc::kMaxMemories)
+        return "the buffer holds " + std::to_string(n) + " memories (at most " +
+               std::to_string(ipc::kMaxMemories) + " are passed)";
+    for (guint i = 0; i < n; ++i) {
+        GstMemory* mem = gst_buffer_peek_memory(buf, i);
+        if (!gst_is_fd_memory(mem) || gst_fd_memory_get_fd(mem) < 0) {
+            const char* type = mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type
+                                                                          : "(no allocator)";
+            return std::string("memory ") + std::to_string(i) + " is of type \"" + type +
+                   "\", which has no fd to pass";
+        }
+    }
+    return {};
+}
+
+Result<ipc::MemoryRecord> describe_memory(GstMemory* mem, guint index)
+{
+    const int fd = gst_fd_memory_get_fd(mem);
+    ipc::MemoryRecord r;
+    gsize offset = 0, maxsize = 0;
+    const gsize size = gst_memory_get_sizes(mem, &offset, &maxsize);
+    r.offset = offset;
+    r.size = size;
+    r.maxsize = maxsize;
+    struct statfs sfs {
+    };
+    if (::fstatfs(fd, &sfs) != 0)
+        return unexpected(Error::io(errno, "fstatfs of a memory's fd"));
+    const bool dma = guint32(sfs.f_type) == DMA_BUF_FS_MAGIC;
+    if (auto t = tensor_from_memory(mem); t && t->offset() == 0) {
+        auto d = t->describe();
+        if (d && d->capacity >= maxsize) {
+            r.desc = *d;
+            r.remote_identity = t->buffer_identity().id();
+        }
+    }
+    if (r.desc.version == 0) {
+        r.desc = edgetensor_desc_init();
+        r.desc.dtype = EDGETENSOR_DTYPE_U8;
+        r.desc.ndim = 1;
+        r.desc.shape[0] = maxsize;
+        r.desc.strides[0] = 1;
+        r.desc.capacity = maxsize;
+    }
+    r.desc.kind = dma ? EDGETENSOR_KIND_DMABUF : EDGETENSOR_KIND_HOST;
+    r.desc.handle = index;
+    r.desc.ptr = nullptr;
+    r.desc.flags = 0;
+    r.desc.sync = 0;
+    return r;
+}
+
+ipc::FrameHead frame_head(GstBuffer* buf, bool video, const GstVideoInfo& vinfo)
+{
+    ipc::FrameHead head;
+    head.pts = GST_BUFFER_PTS(buf);
+    head.dts = GST_BUFFER_DTS(buf);
+    head.duration = GST_BUFFER_DURATION(buf);
+    head.offset = GST_BUFFER_OFFSET(buf);
+    head.offset_end = GST_BUFFER_OFFSET_END(buf);
+    head.flags = GST_BUFFER_FLAGS(buf) & tensoripc::kCarriedBufferFlags;
+    if (!video)
+        return head;
+    if (GstVideoMeta* vm = gst_buffer_get_video_meta(buf)) {
+        head.n_planes = std::min<guint>(vm->n_planes, ipc::kMaxPlanes);
+        for (guint i = 0; i < head.n_planes; ++i) {
+            head.plane_offset[i] = vm->offset[i];
+            head.plane_stride[i] = vm->stride[i];
+        }
+    } else {
+        head.n_planes = std::min<guint>(GST_VIDEO_INFO_N_PLANES(&vinfo), ipc::kMaxPlanes);
+        for (guint i = 0; i < head.n_planes; ++i) {
+            head.plane_offset[i] = GST_VIDEO_INFO_PLANE_OFFSET(&vinfo, i);
+            head.plane_stride[i] = GST_VIDEO_INFO_PLANE_STRIDE(&vinfo, i);
+        }
+    }
+    return head;
+}
+
+GstObjectPtr<GstBufferPool> make_pool(GstObject* self, GstCaps* caps, bool video, guint min,
+                                      guint* size)
+{
+    auto pool = make_tensor_pool(caps, video, min, 0, size);
+    if (!pool)
+        GST_WARNING_OBJECT(self, "the edgetensor pool refused %" GST_PTR_FORMAT, caps);
+    return pool;
+}
+
+bool copy_frame(GstBuffer* dst, GstBuffer* src, bool video, const GstVideoInfo& vinfo)
+{
+    bool ok = false;
+    if (video) {
+        GstVideoFrame in, o;
+        if (gst_video_frame_map(&in, &vinfo, src, GST_MAP_READ)) {
+            if (gst_video_frame_map(&o, &vinfo, dst, GST_MAP_WRITE)) {
+                ok = copy_video(&o, &in);
+                gst_video_frame_unmap(&o);
+            }
+            gst_video_frame_unmap(&in);
+        }
+    } else {
+        GstMapInfo in, o;
+        if (gst_buffer_map(src, &in, GST_MAP_READ)) {
+            if (gst_buffer_map(dst, &o, GST_MAP_WRITE)) {
+                ok = in.size <= o.size;
+                if (ok)
+                    std::memcpy(o.data, in.data, in.size);
+                gst_buffer_unmap(dst, &o);
+            }
+            gst_buffer_unmap(src, &in);
+        }
+    }
+    return ok;
+}
+
+} // namespace edgetensor::gst::tensoripcsink

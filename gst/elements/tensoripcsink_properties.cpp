@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsink's properties (tensoripcsink_properties.hpp).
+
+#include "tensoripcsink_properties.hpp"
+
+namespace edgetensor::gst::tensoripcsink
+{
+
+void install_properties(GObjectClass* klass)
+{
+    const auto ready =
+        GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+    const auto ro = GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_property(
+        klass, PROP_SOCKET_PATH,
+        g_param_spec_string("socket-path", "Socket path",
+                            "Path of the SOCK_SEQPACKET Unix socket receivers connect to "
+                            "(required; a stale socket file there is replaced, a live one is "
+                            "an error)",
+                            nullptr, ready));
+    g_object_class_install_property(
+        klass, PROP_SOCKET_MODE,
+        g_param_spec_uint("socket-mode", "Socket mode",
+                          "Permissions of the socket file, applied before anyone can connect "
+                          "(0 to 0777, default 0600: the sink's user only)",
+                          0, 0777, DEFAULT_SOCKET_MODE, ready));
+    g_object_class_install_property(
+        klass, PROP_MAX_PENDING,
+        g_param_spec_uint("max-pending", "Max pending",
+                          "Frames one receiver may hold unreleased; further frames skip it and "
+                          "are counted in \"dropped\" (1 to 1024, default 2)",
+                          1, MAX_MAX_PENDING, DEFAULT_MAX_PENDING, ready));
+    g_object_class_install_property(
+        klass, PROP_ALLOWED_UID,
+        g_param_spec_int("allowed-uid", "Allowed uid",
+                         "Only receivers of this user id (SO_PEERCRED) are served; -1 = any "
+                         "user the socket permissions let in (-1 to 2147483647, default -1)",
+                         -1, G_MAXINT, DEFAULT_ALLOWED_UID, ready));
+    g_object_class_install_property(
+        klass, PROP_COPY_MODE,
+        g_param_spec_enum("copy-mode", "Copy mode",
+                          "What to do with memory that has no fd (system memory): auto = copy "
+                          "into a pooled DMA-BUF/memfd tensor, counted and warned once "
+                          "(default); never = element error",
+                          GST_TYPE_TENSOR_IPC_SINK_COPY_MODE, DEFAULT_COPY_MODE, ready));
+    g_object_class_install_property(
+        klass, PROP_WAIT_FOR_CONNECTION,
+        g_param_spec_boolean(
+            "wait-for-connection", "Wait for connection",
+            "Block rendering until a receiver is connected, as shmsink "
+            "wait-for-connection does (default false: frames without receivers "
+            "are discarded, which suits live cameras)",
+            DEFAULT_WAIT_FOR_CONNECTION,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
+    g_object_class_install_property(
+        klass, PROP_BLOCK,
+        g_param_spec_boolean(
+            "block", "Block",
+            "When a receiver holds max-pending frames, wait for it to release "
+            "one instead of dropping the frame for it (default false: slow "
+            "receivers drop frames, the pipeline never stalls)",
+            DEFAULT_BLOCK,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
+    g_object_class_install_property(
+        klass, PROP_CLIENTS,
+        g_param_spec_uint("clients", "Clients", "Receivers connected now", 0, G_MAXUINT, 0, ro));
+    g_object_class_install_property(
+        klass, PROP_SENT,
+        g_param_spec_uint64("sent", "Sent",
+                            "Frames sent since start, one per receiver a frame reached", 0,
+                            G_MAXUINT64, 0, ro));
+    g_object_class_install_property(
+        klass, PROP_DROPPED,
+        g_param_spec_uint64("dropped", "Dropped",
+                            "Frames not sent to a receiver since start because it held "
+                            "max-pending frames or its socket was full, one per receiver",
+                            0, G_MAXUINT64, 0, ro));
+    g_object_class_install_property(
+        klass, PROP_COPIES,
+        g_param_spec_uint64("copies", "Copies",
+                            "Frames copied since start because their memory had no fd; 0 means "
+                            "the stream was zero-copy",
+                            0, G_MAXUINT64, 0, ro));
+    g_object_class_install_property(
+        klass, PROP_HELD,
+        g_param_spec_uint("held", "Held",
+                          "Buffers kept alive now because a receiver has not released them", 0,
+                          G_MAXUINT, 0, ro));
+}
+
+bool set_property(Settings& s, guint prop_id, const GValue* value)
+{
+    switch (prop_id) {
+    case PROP_SOCKET_PATH: {
+        const gchar* p = g_value_get_string(value);
+        s.socket_path = p ? p : "";
+        return true;
+    }
+    case PROP_SOCKET_MODE:
+        s.socket_mode = g_value_get_uint(value);
+        return true;
+    case PROP_MAX_PENDING:
+        s.max_pending = g_value_get_uint(value);
+        return true;
+    case PROP_ALLOWED_UID:
+        s.allowed_uid = g_value_get_int(value);
+        return true;
+    case PROP_COPY_MODE:
+        s.copy_mode = GstTensorIpcSinkCopyMode(g_value_get_enum(value));
+        return true;
+    case PROP_WAIT_FOR_CONNECTION:
+        s.wait_for_connection = g_value_get_boolean(value);
+        return true;
+    case PROP_BLOCK:
+        s.block = g_value_get_boolean(value);
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool get_property(const Settings& s, guint prop_id, GValue* value)
+{
+    switch (prop_id) {
+    case PROP_SOCKET_PATH:
+        g_value_set_string(value, s.socket_path.empty() ? nullptr : s.socket_path.c_str());
+        return true;
+    case PROP_SOCKET_MODE:
+        g_value_set_uint(value, s.socket_mode);
+        return true;
+    case PROP_MAX_PENDING:
+        g_value_set_uint(value, s.max_pending);
+        return true;
+    case PROP_ALLOWED_UID:
+        g_value_set_int(value, s.allowed_uid);
+        return true;
+    case PROP_COPY_MODE:
+        g_value_set_enum(value, s.copy_mode);
+        return true;
+    case PROP_WAIT_FOR_CONNECTION:
+        g_value_set_boolean(value, s.wait_for_connection);
+        return true;
+    case PROP_BLOCK:
+        g_value_set_boolean(value, s.block);
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace edgetensor::gst::tensoripcsink

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsink's GObject properties: their ids, specs (names, ranges, defaults, blurbs) and
+// the settings they read and write. The element owns the storage, its lock and the counters;
+// this file owns what a property means.
+
+#pragma once
+
+#include "gsttensoripcsink.h"
+
+#include <gst/gst.h>
+
+#include <string>
+
+namespace edgetensor::gst::tensoripcsink
+{
+
+enum Prop : guint {
+    PROP_0,
+    PROP_SOCKET_PATH,
+    PROP_SOCKET_MODE,
+    PROP_MAX_PENDING,
+    PROP_ALLOWED_UID,
+    PROP_COPY_MODE,
+    PROP_WAIT_FOR_CONNECTION,
+    PROP_BLOCK,
+    PROP_CLIENTS,
+    PROP_SENT,
+    PROP_DROPPED,
+    PROP_COPIES,
+    PROP_HELD,
+};
+
+inline constexpr guint DEFAULT_SOCKET_MODE = 0600;
+inline constexpr guint DEFAULT_MAX_PENDING = 2;
+inline constexpr guint MAX_MAX_PENDING = 1024;
+inline constexpr gint DEFAULT_ALLOWED_UID = -1;
+inline constexpr gboolean DEFAULT_WAIT_FOR_CONNECTION = FALSE;
+inline constexpr gboolean DEFAULT_BLOCK = FALSE;
+inline constexpr GstTensorIpcSinkCopyMode DEFAULT_COPY_MODE = GST_TENSOR_IPC_SINK_COPY_AUTO;
+
+/// The writable properties' values (under the element's object lock).
+struct Settings {
+    std::string socket_path;
+    guint socket_mode = DEFAULT_SOCKET_MODE;
+    guint max_pending = DEFAULT_MAX_PENDING;
+    gint allowed_uid = DEFAULT_ALLOWED_UID;
+    GstTensorIpcSinkCopyMode copy_mode = DEFAULT_COPY_MODE;
+    gboolean wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
+    gboolean block = DEFAULT_BLOCK;
+};
+
+/// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_HELD.
+void install_properties(GObjectClass* klass);
+
+/// Stores a writable property into `s`; call with the object lock held. False when `prop_id`
+/// is not a writable property.
+bool set_property(Settings& s, guint prop_id, const GValue* value);
+
+/// Reads a writable property from `s` into `value`; call with the object lock held. False when
+/// `prop_id` is not one (a counter, or unknown).
+bool get_property(const Settings& s, guint prop_id, GValue* value);
+
+} // namespace edgetensor::gst::tensoripcsink

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsrc's received frames (tensoripcsrc_frame.hpp).
+
+#include "tensoripcsrc_frame.hpp"
+
+#include "tensoripc_common.hpp"
+
+#include <gst/allocators/allocators.h>
+
+namespace edgetensor::gst::tensoripcsrc
+{
+
+namespace
+{
+
+using FrameReleasePtr = std::shared_ptr<ipc::FrameRelease>;
+
+GQuark release_quark()
+{
+    static GQuark q = g_quark_from_static_string("GstTensorIpcSrc.release");
+    return q;
+}
+
+void free_release(gpointer p)
+{
+    delete static_cast<FrameReleasePtr*>(p);
+}
+
+} // namespace
+
+std::string check_layout(const FrameFormat& s, const ipc::Frame& f)
+{
+    const guint64 total = f.total_size();
+    if (!s.video) {
+        guint64 bytes = dtype_size(s.tensor.dtype);
+        for (size_t d : s.tensor.shape)
+            bytes *= d;
+        if (total < bytes)
+            return "the frame has " + std::to_string(total) + " bytes, the caps need " +
+                   std::to_string(bytes);
+        return {};
+    }
+    const GstVideoInfo& vi = s.vinfo;
+    const guint n = GST_VIDEO_INFO_N_PLANES(&vi);
+    if (f.head.n_planes == 0) {
+        if (total < GST_VIDEO_INFO_SIZE(&vi))
+            return "the frame has " + std::to_string(total) + " bytes, the caps need " +
+                   std::to_string(GST_VIDEO_INFO_SIZE(&vi));
+        return {};
+    }
+    if (f.head.n_planes != n)
+        return "the frame has " + std::to_string(f.head.n_planes) + " planes, " +
+               gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&vi)) + " has " + std::to_string(n);
+    for (guint p = 0; p < n; ++p) {
+        gint comp[GST_VIDEO_MAX_COMPONENTS];
+        gst_video_format_info_component(vi.finfo, p, comp);
+        const gint c = comp[0] >= 0 ? comp[0] : 0;
+        const guint64 row = guint64(GST_VIDEO_INFO_COMP_PSTRIDE(&vi, c)) *
+                            guint64(GST_VIDEO_INFO_COMP_WIDTH(&vi, c));
+        const guint64 rows = guint64(GST_VIDEO_INFO_COMP_HEIGHT(&vi, c));
+        const guint64 stride = guint64(f.head.plane_stride[p]);
+        if (stride < row)
+            return "plane " + std::to_string(p) + " stride " + std::to_string(stride) +
+                   " is shorter than its " + std::to_string(row) + "-byte rows";
+        const guint64 end = f.head.plane_offset[p] + stride * (rows - 1) + row;
+        if (end > total)
+            return "plane " + std::to_string(p) + " ends at byte " + std::to_string(end) +
+                   ", beyond the frame's " + std::to_string(total) + " bytes";
+    }
+    return {};
+}
+
+MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const FrameFormat& format,
+                                         const std::shared_ptr<ipc::FrameRelease>& release,
+                                         GstAllocator* dmabuf_alloc, GstAllocator* fd_alloc,
+                                         std::string* why)
+{
+    MiniObjectPtr<GstBuffer> buf(gst_buffer_new());
+    for (guint32 i = 0; i < f.head.n_memories; ++i) {
+        const ipc::MemoryRecord& r = f.memories[i];
+        const bool dma = r.desc.kind == EDGETENSOR_KIND_DMABUF;
+        GstMemory* mem = dma ? gst_dmabuf_allocator_alloc(dmabuf_alloc, f.fds[i].get(), r.maxsize)
+                             : gst_fd_allocator_alloc(fd_alloc, f.fds[i].get(), r.maxsize,
+                                                      GST_FD_MEMORY_FLAG_NONE);
+        if (!mem) {
+            *why = "cannot wrap memory " + std::to_string(i) + " of FRAME " +
+                   std::to_string(f.head.seq);
+            return {};
+        }
+        f.fds[i].release(); // the memory owns it now
+        gst_memory_resize(mem, gssize(r.offset), gsize(r.size));
+        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), release_quark(),
+                                  new FrameReleasePtr(release), free_release);
+        gst_buffer_append_memory(buf.get(), mem);
+    }
+    if (format.video && f.head.n_planes > 0) {
+        gsize offsets[GST_VIDEO_MAX_PLANES] = {};
+        gint strides[GST_VIDEO_MAX_PLANES] = {};
+        for (guint p = 0; p < f.head.n_planes; ++p) {
+            offsets[p] = gsize(f.head.plane_offset[p]);
+            strides[p] = f.head.plane_stride[p];
+        }
+        gst_buffer_add_video_meta_full(
+            buf.get(), GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&format.vinfo),
+            GST_VIDEO_INFO_WIDTH(&format.vinfo), GST_VIDEO_INFO_HEIGHT(&format.vinfo),
+            f.head.n_planes, offsets, strides);
+    }
+    GST_BUFFER_PTS(buf.get()) = f.head.pts;
+    GST_BUFFER_DTS(buf.get()) = f.head.dts;
+    GST_BUFFER_DURATION(buf.get()) = f.head.duration;
+    GST_BUFFER_OFFSET(buf.get()) = f.head.offset;
+    GST_BUFFER_OFFSET_END(buf.get()) = f.head.offset_end;
+    GST_BUFFER_FLAG_SET(buf.get(), f.head.flags & tensoripc::kCarriedBufferFlags);
+    return buf;
+}
+
+} // namespace edgetensor::gst::tensoripcsrc

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsrc's reconstruction of a received FRAME: the checks that need the sender's caps
+// (the wire parser cannot make them), and the GstBuffer rebuilt as the sender had it, its
+// memories wrapping the received fds and releasing the frame when the last of them dies.
+
+#pragma once
+
+#include "glib_raii.hpp"
+#include "internal.hpp"
+#include "ipc_connection.hpp"
+#include "ipc_wire.hpp"
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <memory>
+#include <string>
+
+namespace edgetensor::gst::tensoripcsrc
+{
+
+/// What the sender's caps say its frames hold.
+struct FrameFormat {
+    bool video = false;
+    GstVideoInfo vinfo{};
+    TensorCaps tensor; ///< when !video
+};
+
+/// Why the frame's layout does not fit its memories for `format` (empty when it does).
+std::string check_layout(const FrameFormat& format, const ipc::Frame& f);
+
+/// A buffer of one memory per fd (DMA-BUF or fd memory, as each record's kind says, with its
+/// window on the fd), each holding `release`; a GstVideoMeta from the plane layout; the
+/// sender's timestamps and carried flags. The fds wrapped are adopted. Empty, with `why`, when
+/// a memory cannot be made (the fds not yet wrapped stay in `f`).
+MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const FrameFormat& format,
+                                         const std::shared_ptr<ipc::FrameRelease>& release,
+                                         GstAllocator* dmabuf_alloc, GstAllocator* fd_alloc,
+                                         std::string* why);
+
+} // namespace edgetensor::gst::tensoripcsrc

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsrc's properties (tensoripcsrc_properties.hpp).
+
+#include "tensoripcsrc_properties.hpp"
+
+namespace edgetensor::gst::tensoripcsrc
+{
+
+void install_properties(GObjectClass* klass)
+{
+    const auto ready =
+        GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+    const auto ro = GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_property(
+        klass, PROP_SOCKET_PATH,
+        g_param_spec_string("socket-path", "Socket path",
+                            "Path of the tensoripcsink socket to connect to (required)", nullptr,
+                            ready));
+    g_object_class_install_property(
+        klass, PROP_TIMEOUT,
+        g_param_spec_uint64("timeout", "Timeout",
+                            "Nanoseconds to wait for a sink to listen on socket-path before an "
+                            "element error (0 = wait forever; default 10 s)",
+                            0, G_MAXUINT64, DEFAULT_TIMEOUT, ready));
+    g_object_class_install_property(
+        klass, PROP_IS_LIVE,
+        g_param_spec_boolean("is-live", "Is live",
+                             "Act as a live source, as shmsrc is-live does (default false)",
+                             DEFAULT_IS_LIVE, ready));
+    g_object_class_install_property(
+        klass, PROP_ALLOWED_UID,
+        g_param_spec_int("allowed-uid", "Allowed uid",
+                         "Only accept a sink running as this user id (SO_PEERCRED); -1 = any "
+                         "(-1 to 2147483647, default -1)",
+                         -1, G_MAXINT, DEFAULT_ALLOWED_UID, ready));
+    g_object_class_install_property(
+        klass, PROP_ON_DISCONNECT,
+        g_param_spec_enum("on-disconnect", "On disconnect",
+                          "What to do when the sender goes away without EOS: eos (default) or "
+                          "error",
+                          GST_TYPE_TENSOR_IPC_SRC_ON_DISCONNECT, DEFAULT_ON_DISCONNECT, ready));
+    g_object_class_install_property(
+        klass, PROP_ON_INVALID,
+        g_param_spec_enum("on-invalid", "On invalid",
+                          "What to do with an invalid message: drop it, closing its fds, "
+                          "logging and counting it (default), or error",
+                          GST_TYPE_TENSOR_IPC_SRC_ON_INVALID, DEFAULT_ON_INVALID, ready));
+    g_object_class_install_property(
+        klass, PROP_CACHE_SIZE,
+        g_param_spec_uint(
+            "cache-size", "Cache size",
+            "Most remote buffers kept imported (least recently used evicted "
+            "first; 1 to 1024, default 32); at least the sender's pool size keeps "
+            "every identity stable",
+            1, GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE, DEFAULT_CACHE_SIZE,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
+    g_object_class_install_property(klass, PROP_RECEIVED,
+                                    g_param_spec_uint64("received", "Received",
+                                                        "Frames received and pushed since start", 0,
+                                                        G_MAXUINT64, 0, ro));
+    g_object_class_install_property(
+        klass, PROP_REJECTED,
+        g_param_spec_uint64("rejected", "Rejected",
+                            "Invalid messages dropped since start (each logged with its "
+                            "reason)",
+                            0, G_MAXUINT64, 0, ro));
+    g_object_class_install_property(
+        klass, PROP_STATS,
+        g_param_spec_boxed("stats", "Statistics",
+                           "The import cache's edgetensor-stats (hits, misses, entries, inodes, "
+                           "...) plus received, rejected, last-rejection and sink-pid",
+                           GST_TYPE_STRUCTURE, ro));
+}
+
+bool set_property(Settings& s, guint prop_id, const GValue* value)
+{
+    switch (prop_id) {
+    case PROP_SOCKET_PATH: {
+        const gchar* p = g_value_get_string(value);
+        s.socket_path = p ? p : "";
+        return true;
+    }
+    case PROP_TIMEOUT:
+        s.timeout = g_value_get_uint64(value);
+        return true;
+    case PROP_IS_LIVE:
+        s.is_live = g_value_get_boolean(value);
+        return true;
+    case PROP_ALLOWED_UID:
+        s.allowed_uid = g_value_get_int(value);
+        return true;
+    case PROP_ON_DISCONNECT:
+        s.on_disconnect = GstTensorIpcSrcOnDisconnect(g_value_get_enum(value));
+        return true;
+    case PROP_ON_INVALID:
+        s.on_invalid = GstTensorIpcSrcOnInvalid(g_value_get_enum(value));
+        return true;
+    case PROP_CACHE_SIZE:
+        s.cache_size = g_value_get_uint(value);
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool get_property(const Settings& s, guint prop_id, GValue* value)
+{
+    switch (prop_id) {
+    case PROP_SOCKET_PATH:
+        g_value_set_string(value, s.socket_path.empty() ? nullptr : s.socket_path.c_str());
+        return true;
+    case PROP_TIMEOUT:
+        g_value_set_uint64(value, s.timeout);
+        return true;
+    case PROP_IS_LIVE:
+        g_value_set_boolean(value, s.is_live);
+        return true;
+    case PROP_ALLOWED_UID:
+        g_value_set_int(value, s.allowed_uid);
+        return true;
+    case PROP_ON_DISCONNECT:
+        g_value_set_enum(value, s.on_disconnect);
+        return true;
+    case PROP_ON_INVALID:
+        g_value_set_enum(value, s.on_invalid);
+        return true;
+    case PROP_CACHE_SIZE:
+        g_value_set_uint(value, s.cache_size);
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace edgetensor::gst::tensoripcsrc

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+//
+// The receiving side's socket as tensoripcsrc's frames in flight see it: a frame dropped
+// downstream, on any thread and possibly after the element moved on to another connection,
+// sends its RELEASE through the Connection it came from. Releases that find the socket full are
+// kept and sent with the next ones, so a busy sink never loses one.
+
+#pragma once
+
+#include <edgetensor/unique_fd.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace edgetensor::ipc
+{
+
+class Connection
+{
+public:
+    explicit Connection(UniqueFd fd) : fd_(std::move(fd)) {}
+
+    int fd() const noexcept { return fd_.get(); }
+
+    /// Sends (or queues, when the socket is full) the RELEASE of frame `seq`.
+    void release(uint64_t seq) noexcept;
+    /// Sends what could not be sent before.
+    void flush() noexcept;
+    /// The element is done with this connection; releases after this are dropped (the sink
+    /// frees everything it held for us when the socket closes).
+    void close() noexcept;
+
+private:
+    void flush_locked() noexcept;
+
+    std::mutex mu_;
+    UniqueFd fd_;
+    std::vector<uint64_t> unsent_;
+};
+
+/// Releases one frame when the last memory of it dies (each memory holds a shared_ptr to it).
+struct FrameRelease {
+    std::shared_ptr<Connection> conn;
+    uint64_t seq = 0;
+    ~FrameRelease()
+    {
+        if (conn)
+            conn->release(seq);
+    }
+};
+
+} // namespace edgetensor::ipc

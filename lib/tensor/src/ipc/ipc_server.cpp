@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsink's serving side (see ipc_server.hpp).
+
+#include "ipc_server.hpp"
+
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+namespace edgetensor::ipc
+{
+
+Keepalive& Keepalive::operator=(Keepalive&& o) noexcept
+{
+    if (this != &o) {
+        reset();
+        object_ = std::exchange(o.object_, nullptr);
+        drop_ = o.drop_;
+    }
+    return *this;
+}
+
+void Keepalive::reset() noexcept
+{
+    if (object_ && drop_)
+        drop_(std::exchange(object_, nullptr));
+}
+
+void Server::log(LogLevel level, const char* format, ...) noexcept
+{
+    if (!logs(level))
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, format);
+    std::vsnprintf(buf, sizeof(buf), format, ap);
+    va_end(ap);
+    try {
+        observer_.log(level, buf);
+    } catch (...) {
+        // A log line that cannot be built is not worth ending the stream for.
+    }
+}
+
+bool Server::start(const ServerConfig& config, StartError* error)
+{
+    auto listen = listen_on(config.path, config.mode);
+    if (!listen) {
+        *error = {StartStep::Listen, std::move(listen).error()};
+        return false;
+    }
+    if (auto r = wake_.open(); !r) {
+        *error = {StartStep::Pipe, std::move(r).error()};
+        ::unlink(config.path.c_str());
+        return false;
+    }
+    struct stat path_st {
+    };
+    ::stat(config.path.c_str(), &path_st);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        listen_fd_ = std::move(*listen);
+        path_ = config.path;
+        path_dev_ = path_st.st_dev;
+        path_ino_ = path_st.st_ino;
+        max_pending_ = config.max_pending;
+        allowed_uid_ = config.allowed_uid;
+        caps_.clear();
+        caps_seq_ = 0;
+        peak_clients_ = 0;
+    }
+    sent_ = 0;
+    dropped_ = 0;
+    try {
+        thread_ = std::thread(&Server::serve, this);
+    } catch (const std::exception& e) {
+        *error = {StartStep::Thread, Error(ErrorCode::Unavailable, e.what())};
+        ::unlink(config.path.c_str());
+        return false;
+    }
+    return true;
+}
+
+void Server::stop() noexcept
+{
+    if (thread_.joinable()) {
+        wake_.request_stop();
+        thread_.join();
+    }
+    Graveyard graveyard;
+    std::list<Client> clients;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto& [seq, h] : held_map_)
+            graveyard.push_back(std::move(h.keep));
+        held_map_.clear();
+        clients = std::move(clients_list_);
+        clients_list_.clear();
+        if (!path_.empty()) {
+            // Only our own socket file: another sink may have replaced a stale one since.
+            struct stat now {
+            };
+            if (::stat(path_.c_str(), &now) == 0 && now.st_dev == path_dev_ &&
+                now.st_ino == path_ino_)
+                ::unlink(path_.c_str());
+        }
+        listen_fd_.reset();
+        wake_.close();
+        path_.clear();
+        clients_ = 0;
+        held_ = 0;
+    }
+}
+
+void Server::set_max_pending(uint32_t max_pending)
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    max_pending_ = max_pending;
+}
+
+void Server::set_caps(std::string caps)
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    if (caps != caps_) {
+        caps_ = std::move(caps);
+        ++caps_seq_;
+    }
+}
+
+uint32_t Server::peak_clients()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_clients_;
+}
+
+void Server::unlock()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    unlocked_ = true;
+    connected_.notify_all();
+    released_.notify_all();
+}
+
+void Server::unlock_stop()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    unlocked_ = false;
+}
+
+void Server::release_all_locked(Client& c, Graveyard& graveyard)
+{
+    for (uint64_t seq : c.pending) {
+        auto it = held_map_.find(seq);
+        if (it == held_map_.end())
+            continue;
+        if (--it->second.holders == 0) {
+            graveyard.push_back(std::move(it->second.keep));
+            held_map_.erase(it);
+        }
+    }
+    c.pending.clear();
+    held_ = uint32_t(held_map_.size());
+}
+
+void Server::reap_dead_locked(Graveyard& graveyard)
+{
+    for (auto it = clients_list_.begin(); it != clients_list_.end();) {
+        if (!it->dead) {
+            ++it;
+            continue;
+        }
+        log(LogLevel::Info, "receiver %s gone; releasing the %zu frames held for it",
+            it->name.c_str(), it->pending.size());
+        release_all_locked(*it, graveyard);
+        it = clients_list_.erase(it);
+    }
+    clients_ = uint32_t(clients_list_.size());
+}
+
+bool Server::send_caps_locked(Client& c)
+{
+    if (caps_seq_ == 0 || c.caps_seq == caps_seq_)
+        return true;
+    auto msg = encode_caps(caps_seq_, caps_);
+    if (!msg) {
+        log(LogLevel::Error, "%s", msg.error().message().c_str());
+        return false;
+    }
+    auto r = send_record(c.fd.get(), *msg);
+    if (!r) {
+        log(LogLevel::Info, "sending caps to %s failed: %s", c.name.c_str(),
+            r.error().message().c_str());
+        return false;
+    }
+    c.caps_seq = caps_seq_;
+    return true;
+}
+
+void Server::accept_clients()
+{
+    for (;;) {
+        auto fd = accept_on(listen_fd_.get());
+        if (!fd)
+            return; // EAGAIN: none left (or a transient error, retried on the next wakeup)
+        auto cred = peer_credentials(fd->get());
+        if (!cred) {
+            log(LogLevel::Warning, "refusing a receiver: %s", cred.error().message().c_str());
+            continue;
+        }
+        Client c;
+        c.fd = std::move(*fd);
+        c.cred = *cred;
+        c.name = "pid " + std::to_string(cred->pid) + " (uid " + std::to_string(cred->uid) + ")";
+        int allowed;
+        std::string path;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            allowed = allowed_uid_;
+            path = path_;
+        }
+        if (allowed >= 0 && cred->uid != uid_t(allowed)) {
+            observer_.refused_uid(*cred, allowed, c.name, path);
+            continue; // closes the socket
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        Hello hello;
+        hello.max_pending = max_pending_;
+        hello.sink_pid = uint64_t(::getpid());
+        if (!send_record(c.fd.get(), encode_hello(hello)) || !send_caps_locked(c)) {
+            log(LogLevel::Info, "receiver %s left before the greeting", c.name.c_str());
+            continue;
+        }
+        log(LogLevel::Info, "receiver %s connected", c.name.c_str());
+        clients_list_.push_back(std::move(c));
+        clients_ = uint32_t(clients_list_.size());
+        peak_clients_ = std::max<uint32_t>(peak_clients_, clients_);
+        connected_.notify_all();
+    }
+}
+
+// Reads what one receiver sent: RELEASE records, or its hangup.
+void Server::read_client_locked(Client& c, Graveyard& graveyard)
+{
+    for (int budget = 0; budget < 256; ++budget) {
+        auto rec = receive_record(c.fd.get());
+        if (!rec) {
+            if (rec.error().sys_errno() == EAGAIN)
+                return;
+            c.dead = true;
+            return;
+        }
+        if (rec->eof) {
+            c.dead = true;
+            return;
+        }
+        auto msg = parse(rec->bytes, std::move(rec->fds), rec->truncated);
+        if (!msg || msg->type != MsgType::Release) {
+            // Receivers send releases only; anything else is a broken or hostile peer. Its
+            // fds (if any) are already closed.
+            log(LogLevel::Warning, "disconnecting receiver %s: %s", c.name.c_str(),
+                msg ? "it sent something other than RELEASE" : msg.error().message().c_str());
+            c.dead = true;
+            return;
+        }
+        for (uint64_t seq : msg->releases) {
+            if (c.pending.erase(seq) == 0) {
+                log(LogLevel::Debug, "receiver %s released frame %llu, which it did not hold",
+                    c.name.c_str(), static_cast<unsigned long long>(seq));
+                continue;
+            }
+            auto it = held_map_.find(seq);
+            if (it != held_map_.end() && --it->second.holders == 0) {
+                graveyard.push_back(std::move(it->second.keep));
+                held_map_.erase(it);
+            }
+        }
+        held_ = uint32_t(held_map_.size());
+    }
+}
+
+void Server::serve()
+{
+    std::vector<pollfd> fds;
+    std::vector<Client*> owners;
+    for (;;) {
+        fds.clear();
+        owners.clear();
+        fds.push_back({wake_.read_fd(), POLLIN, 0});
+        fds.push_back({listen_fd_.get(), POLLIN, 0});
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            for (Client& c : clients_list_) {
+                fds.push_back({c.fd.get(), POLLIN, 0});
+                owners.push_back(&c);
+            }
+        }
+        const int n = ::poll(fds.data(), fds.size(), -1);
+        if (n < 0 && errno != EINTR) {
+            log(LogLevel::Error, "poll failed: %s", std::strerror(errno));
+            return;
+        }
+        if (fds[0].revents && wake_.drain())
+            return; // stop() asked
+        if (fds[1].revents & POLLIN)
+            accept_clients();
+        Graveyard graveyard;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            // Clients are only removed on this thread, so the pointers are still valid.
+            for (size_t i = 0; i < owners.size(); ++i) {
+                if (fds[i + 2].revents & POLLIN)
+                    read_client_locked(*owners[i], graveyard);
+                if (fds[i + 2].revents & (POLLHUP | POLLERR | POLLNVAL))
+                    owners[i]->dead = true;
+            }
+            reap_dead_locked(graveyard);
+        }
+        released_.notify_all();
+        // graveyard dies here, outside the lock: buffers go back to their pool.
+    }
+}
+
+Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRecord> memories,
+                                       std::span<const int> fds, Keepalive keep,
+                                       bool wait_for_connection, bool block)
+{
+    bool notify = false;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (wait_for_connection && clients_list_.empty()) {
+        log(LogLevel::Debug, "waiting for a receiver");
+        connected_.wait(lock, [this] { return unlocked_ || !clients_list_.empty(); });
+        if (unlocked_)
+            return SendOutcome::Flushing;
+    }
+    if (clients_list_.empty())
+        return SendOutcome::Done;
+    if (block) {
+        // Back-pressure instead of drops: every receiver gets every frame.
+        released_.wait(lock, [this] {
+            if (unlocked_)
+                return true;
+            for (const Client& c : clients_list_)
+                if (!c.dead && c.pending.size() >= max_pending_)
+                    return false;
+            return true;
+        });
+        if (unlocked_)
+            return SendOutcome::Flushing;
+    }
+    head.seq = next_seq_++;
+    head.caps_seq = caps_seq_;
+    auto msg = encode_frame(head, memories);
+    if (!msg)
+        return unexpected(std::move(msg).error());
+    unsigned holders = 0;
+    for (Client& c : clients_list_) {
+        if (c.dead)
+            continue;
+        if (c.pending.size() >= max_pending_) {
+            dropped_++;
+            log(LogLevel::Trace, "receiver %s holds %zu frames: frame %llu dropped for it",
+                c.name.c_str(), c.pending.size(), static_cast<unsigned long long>(head.seq));
+            continue;
+        }
+        if (!send_caps_locked(c)) {
+            c.dead = true;
+            continue;
+        }
+        auto r = send_record(c.fd.get(), *msg, fds);
+        if (!r) {
+            if (r.error().sys_errno() == EAGAIN || r.error().sys_errno() == ENOBUFS) {
+                dropped_++;
+                continue;
+            }
+            log(LogLevel::Info, "sending to %s failed: %s", c.name.c_str(),
+                r.error().message().c_str());
+            c.dead = true;
+            notify = true;
+            continue;
+        }
+        c.pending.insert(head.seq);
+        ++holders;
+        sent_++;
+    }
+    if (holders > 0) {
+        Held h;
+        h.keep = std::move(keep);
+        h.holders = holders;
+        held_map_.emplace(head.seq, std::move(h));
+        held_ = uint32_t(held_map_.size());
+    }
+    // The serving thread removes dead receivers (and frees what they held).
+    if (notify)
+        wake_.wake();
+    lock.unlock();
+    // An unused `keep` dies here, outside the lock.
+    return SendOutcome::Done;
+}
+
+void Server::send_eos()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto eos = encode_eos();
+    for (Client& c : clients_list_)
+        if (!c.dead && !send_record(c.fd.get(), eos))
+            log(LogLevel::Info, "could not send EOS to %s", c.name.c_str());
+}
+
+} // namespace edgetensor::ipc

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+//
+// The serving side of tensoripcsink without GStreamer: the listening socket, one session per
+// receiver (greeting, caps, the frames it holds, its releases), the thread that accepts and
+// reads them, and the fan-out of each frame with its drop and back-pressure rules. The element
+// hands in what keeps a frame's memory alive (a Keepalive) and is told, through a
+// ServerObserver, what it should log or post.
+
+#pragma once
+
+#include "ipc_socket.hpp"
+#include "ipc_wake.hpp"
+#include "ipc_wire.hpp"
+
+#include <edgetensor/error.hpp>
+#include <edgetensor/log.hpp>
+#include <edgetensor/unique_fd.hpp>
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace edgetensor::ipc
+{
+
+/// One reference on whatever backs a sent frame. Dropped only outside the server's lock: the
+/// drop may return a buffer to a pool, whose callbacks may re-enter the element.
+class Keepalive
+{
+public:
+    Keepalive() noexcept = default;
+    Keepalive(void* object, void (*drop)(void*)) noexcept : object_(object), drop_(drop) {}
+    Keepalive(Keepalive&& o) noexcept : object_(o.object_), drop_(o.drop_) { o.object_ = nullptr; }
+    Keepalive& operator=(Keepalive&& o) noexcept;
+    Keepalive(const Keepalive&) = delete;
+    Keepalive& operator=(const Keepalive&) = delete;
+    ~Keepalive() { reset(); }
+    void reset() noexcept;
+
+private:
+    void* object_ = nullptr;
+    void (*drop_)(void*) = nullptr;
+};
+
+/// How the server reaches the element's log and bus. Called from the serving thread and from
+/// send_frame()'s caller; implementations must be thread-safe and must not call the server.
+class ServerObserver
+{
+public:
+    virtual ~ServerObserver() = default;
+    /// Lets the server skip formatting what would not be logged (a line per dropped frame).
+    virtual bool log_enabled(LogLevel level) const noexcept = 0;
+    virtual void log(LogLevel level, const std::string& message) noexcept = 0;
+    /// A receiver of another user than allowed-uid connected and was disconnected. Called
+    /// without the server's lock held, so the element may post a bus message.
+    virtual void refused_uid(const PeerCredentials& peer, int allowed_uid,
+                             const std::string& receiver, const std::string& path) noexcept = 0;
+};
+
+struct ServerConfig {
+    std::string path;
+    unsigned mode = 0600;
+    uint32_t max_pending = 2;
+    int allowed_uid = -1; ///< -1: any user the socket's permissions let in
+};
+
+/// Which step of start() failed, so the element can name it.
+enum class StartStep { Listen, Pipe, Thread };
+struct StartError {
+    StartStep step;
+    Error error;
+};
+
+enum class SendOutcome {
+    Done,     ///< sent to every receiver that could take it (possibly none)
+    Flushing, ///< unlock() interrupted a wait
+};
+
+class Server
+{
+public:
+    explicit Server(ServerObserver& observer) : observer_(observer) {}
+    ~Server() { stop(); }
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    /// Listens on config.path and starts the serving thread. On failure nothing keeps running
+    /// and a socket file this call created is removed. Resets sent and dropped.
+    bool start(const ServerConfig& config, StartError* error);
+    /// Joins the serving thread, disconnects every receiver, drops every Keepalive and removes
+    /// the socket file if it is still ours. Idempotent.
+    void stop() noexcept;
+
+    void set_max_pending(uint32_t max_pending);
+    /// Each receiver gets new caps (a changed string) before its next frame.
+    void set_caps(std::string caps);
+
+    /// Sends one frame (head.seq and head.caps_seq are set here) with `fds` to every receiver
+    /// that holds fewer than max-pending frames, keeping `keep` until all of them released it.
+    /// wait_for_connection: wait for a first receiver instead of discarding the frame. block:
+    /// wait for every receiver to have room instead of dropping the frame for it.
+    Result<SendOutcome> send_frame(FrameHead head, std::span<const MemoryRecord> memories,
+                                   std::span<const int> fds, Keepalive keep,
+                                   bool wait_for_connection, bool block);
+    void send_eos();
+
+    /// Interrupts, until unlock_stop(), every wait of send_frame().
+    void unlock();
+    void unlock_stop();
+
+    uint32_t clients() const noexcept { return clients_.load(); }
+    uint64_t sent() const noexcept { return sent_.load(); }
+    uint64_t dropped() const noexcept { return dropped_.load(); }
+    uint32_t held() const noexcept { return held_.load(); }
+    uint32_t peak_clients();
+
+private:
+    struct Client {
+        UniqueFd fd;
+        PeerCredentials cred;
+        std::set<uint64_t> pending; ///< frames sent and not yet released
+        uint32_t caps_seq = 0;      ///< the caps this receiver has; 0 = none yet
+        bool dead = false;
+        std::string name;
+    };
+    struct Held {
+        Keepalive keep;
+        unsigned holders = 0;
+    };
+    using Graveyard = std::vector<Keepalive>;
+
+    void serve();
+    void accept_clients();
+    void read_client_locked(Client& c, Graveyard& graveyard);
+    void release_all_locked(Client& c, Graveyard& graveyard);
+    void reap_dead_locked(Graveyard& graveyard);
+    bool send_caps_locked(Client& c);
+    bool logs(LogLevel level) const noexcept { return observer_.log_enabled(level); }
+    void log(LogLevel level, const char* format, ...) noexcept
+        __attribute__((format(printf, 3, 4)));
+
+    ServerObserver& observer_;
+    std::mutex mu_;
+    UniqueFd listen_fd_;
+    WakePipe wake_;
+    std::thread thread_;
+    std::list<Client> clients_list_;
+    std::unordered_map<uint64_t, Held> held_map_;
+    uint64_t next_seq_ = 1;
+    std::string caps_;
+    uint32_t caps_seq_ = 0;
+    uint32_t max_pending_ = 2;
+    int allowed_uid_ = -1;
+    std::string path_;
+    dev_t path_dev_ = 0;
+    ino_t path_ino_ = 0;
+    uint32_t peak_clients_ = 0;
+    std::condition_variable connected_; ///< a receiver arrived, or unlock() was called
+    std::condition_variable released_;  ///< a receiver released frames or left, or unlock()
+    bool unlocked_ = false;
+    // Atomics so the element's property reads never wait for the lock.
+    std::atomic<uint32_t> clients_{0};
+    std::atomic<uint64_t> sent_{0};
+    std::atomic<uint64_t> dropped_{0};
+    std::atomic<uint32_t> held_{0};
+};
+
+} // namespace edgetensor::ipc

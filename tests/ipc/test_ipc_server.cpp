@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+//
+// The sink's serving side (ipc::Server) without GStreamer: what a receiver is sent, when a
+// frame's Keepalive is dropped (its last holder released it, or left), the max-pending drop
+// rule, and that nothing leaks. Also run under ThreadSanitizer: the serving thread and the
+// sending thread share every receiver.
+
+#include "fd_count.hpp"
+#include "ipc_records.hpp"
+#include "ipc_server.hpp"
+#include "ipc_socket.hpp"
+#include "ipc_wire.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace edgetensor::ipc
+{
+namespace
+{
+
+class RecordingObserver final : public ServerObserver
+{
+public:
+    bool log_enabled(LogLevel) const noexcept override { return true; }
+    void log(LogLevel, const std::string& message) noexcept override
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        lines.push_back(message);
+    }
+    void refused_uid(const PeerCredentials&, int, const std::string&,
+                     const std::string&) noexcept override
+    {
+        refusals++;
+    }
+    std::mutex mu;
+    std::vector<std::string> lines;
+    std::atomic<int> refusals{0};
+};
+
+std::string temp_socket_path()
+{
+    char tmpl[] = "/tmp/et-ipc-server-XXXXXX";
+    EXPECT_TRUE(::mkdtemp(tmpl));
+    return std::string(tmpl) + "/s";
+}
+
+using test::flat_record;
+using test::sealed_memfd;
+
+// The next message on `fd`, parsed (fails the test after 5 s).
+Message next_message(int fd)
+{
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_GT(::poll(&p, 1, 5000), 0) << "nothing arrived";
+    auto rec = receive_record(fd);
+    EXPECT_TRUE(rec) << rec.error().message();
+    if (!rec)
+        return {};
+    auto m = parse(rec->bytes, std::move(rec->fds), rec->truncated);
+    EXPECT_TRUE(m) << m.error().message();
+    return m ? std::move(*m) : Message{};
+}
+
+template <typename Pred> bool eventually(Pred pred)
+{
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > until)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+}
+
+void count_drop(void* counter)
+{
+    static_cast<std::atomic<int>*>(counter)->fetch_add(1);
+}
+
+TEST(IpcServer, KeepsEachFrameUntilItsReceiverReleasesOrLeaves)
+{
+    const auto before = test::open_fds();
+    const std::string path = temp_socket_path();
+    {
+        RecordingObserver observer;
+        Server server(observer);
+        ServerConfig config;
+        config.path = path;
+        config.max_pending = 2;
+        StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
+        ASSERT_TRUE(server.start(config, &err)) << err.error.message();
+        server.set_caps("video/x-raw, format=(string)NV12");
+
+        auto rx = connect_to(path);
+        ASSERT_TRUE(rx) << rx.error().message();
+        const Message hello = next_message(rx->get());
+        EXPECT_EQ(hello.type, MsgType::Hello);
+        EXPECT_EQ(hello.hello.max_pending, 2u);
+        EXPECT_EQ(hello.hello.sink_pid, uint64_t(::getpid()));
+        const Message caps = next_message(rx->get());
+        ASSERT_EQ(caps.type, MsgType::Caps);
+        EXPECT_EQ(caps.caps, "video/x-raw, format=(string)NV12");
+
+        UniqueFd mem = sealed_memfd(4096);
+        const MemoryRecord rec = flat_record(4096);
+        const int fds[] = {mem.get()};
+        std::atomic<int> drops{0};
+        std::vector<uint64_t> seqs;
+        for (int i = 0; i < 3; ++i) {
+            auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
+                                       Keepalive(&drops, count_drop), true, false);
+            ASSERT_TRUE(r) << r.error().message();
+            EXPECT_EQ(*r, SendOutcome::Done);
+        }
+        // The third frame found the receiver holding max-pending frames: dropped for it, and
+        // its Keepalive with it.
+        EXPECT_EQ(server.sent(), 2u);
+        EXPECT_EQ(server.dropped(), 1u);
+        EXPECT_EQ(server.held(), 2u);
+        EXPECT_EQ(drops.load(), 1);
+        for (int i = 0; i < 2; ++i) {
+            Message f = next_message(rx->get());
+            ASSERT_EQ(f.type, MsgType::Frame);
+            EXPECT_EQ(f.frame.head.caps_seq, caps.caps_seq);
+            EXPECT_TRUE(f.frame.fds[0]);
+            seqs.push_back(f.frame.head.seq);
+        }
+        EXPECT_NE(seqs[0], seqs[1]);
+
+        auto release = encode_release(std::span(seqs.data(), 1));
+        ASSERT_TRUE(release);
+        ASSERT_TRUE(send_record(rx->get(), *release));
+        EXPECT_TRUE(eventually([&] { return server.held() == 1u; }));
+        EXPECT_EQ(drops.load(), 2);
+
+        // Leaving frees what the receiver still held.
+        rx->reset();
+        EXPECT_TRUE(eventually([&] { return server.clients() == 0u; }));
+        EXPECT_TRUE(eventually([&] { return drops.load() == 3; }));
+        EXPECT_EQ(server.held(), 0u);
+        EXPECT_EQ(server.peak_clients(), 1u);
+
+        server.stop();
+        EXPECT_NE(::access(path.c_str(), F_OK), 0) << "stop() left the socket file";
+    }
+    ::rmdir(path.substr(0, path.rfind('/')).c_str());
+    EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());
+}
+
+TEST(IpcServer, UnlockEndsAWaitForAReceiver)
+{
+    const std::string path = temp_socket_path();
+    RecordingObserver observer;
+    Server server(observer);
+    ServerConfig config;
+    config.path = path;
+    StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
+    ASSERT_TRUE(server.start(config, &err)) << err.error.message();
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {-1};
+    std::thread unlocker([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        server.unlock();
+    });
+    auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), true, false);
+    unlocker.join();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(*r, SendOutcome::Flushing);
+    server.unlock_stop();
+    server.stop();
+    ::rmdir(path.substr(0, path.rfind('/')).c_str());
+}
+
+TEST(IpcServer, NamesTheStepThatFailed)
+{
+    RecordingObserver observer;
+    Server server(observer);
+    ServerConfig config;
+    config.path = "/nonexistent-dir-for-et-ipc/s";
+    StartError err{StartStep::Thread, Error(ErrorCode::Io, "")};
+    EXPECT_FALSE(server.start(config, &err));
+    EXPECT_EQ(err.step, StartStep::Listen);
+    EXPECT_FALSE(err.error.message().empty());
+}
+
+} // namespace
+} // namespace edgetensor::ipc
