@@ -348,8 +348,16 @@ void ConvertBackend::init_direct()
     };
     if (!fc)
         return off("the source is not YUV", false);
-    if (const char* e = std::getenv("EDGETENSOR_GL_DIRECT"); e && std::strcmp(e, "0") == 0)
+    const char* want = std::getenv("EDGETENSOR_GL_DIRECT");
+    if (want && std::strcmp(want, "0") == 0)
         return off("EDGETENSOR_GL_DIRECT=0", true);
+    // A software renderer gains nothing from it (it reads the buffer through the CPU either
+    // way) and Mesa 22.3's llvmpipe crashes inside its shader sampling a YUYV external image of
+    // a vivid camera buffer; a fault in the driver cannot be declined after the fact.
+    if (info.software && !(want && std::strcmp(want, "1") == 0))
+        return off("a software renderer (" + info.renderer +
+                       "); EDGETENSOR_GL_DIRECT=1 tries it there",
+                   true);
     // Diagnostics and tests: another tolerance for the pixel check (negative: always decline).
     if (const char* e = std::getenv("EDGETENSOR_GL_DIRECT_TOLERANCE"); e && *e)
         direct_tolerance_ = std::strtof(e, nullptr);
