@@ -255,24 +255,13 @@ void Converter::Impl::build_colour()
                         "default for this frame size)",
                         std::string(spec->name).c_str(), c.src_width, c.src_height,
                         c.src_colorimetry.to_string().c_str(), applied.to_string().c_str());
-        double kr = 0.299, kb = 0.114;
-        if (applied.encoding == ColorEncoding::Bt709) {
-            kr = 0.2126;
-            kb = 0.0722;
-        } else if (applied.encoding == ColorEncoding::Bt2020) {
-            kr = 0.2627;
-            kb = 0.0593;
-        }
-        const bool full_range = applied.range == ColorRange::Full;
-        const double ys = full_range ? 1.0 : 255.0 / 219.0;
-        const double cs = full_range ? 1.0 : 255.0 / 224.0;
-        const double kg = 1.0 - kr - kb;
-        matrix.y_off = full_range ? 0 : 16 * 32;
-        matrix.ys = q13(ys);
-        matrix.vr = q13(cs * 2.0 * (1.0 - kr));
-        matrix.ub = q13(cs * 2.0 * (1.0 - kb));
-        matrix.ug = q13(-cs * 2.0 * kb * (1.0 - kb) / kg);
-        matrix.vg = q13(-cs * 2.0 * kr * (1.0 - kr) / kg);
+        const auto g = K::yuv_gains(applied);
+        matrix.y_off = int16_t(g.y_off * 32); // Q5, as the rows are held
+        matrix.ys = q13(g.ys);
+        matrix.vr = q13(g.vr);
+        matrix.ub = q13(g.ub);
+        matrix.ug = q13(g.ug);
+        matrix.vg = q13(g.vg);
     }
     // Components read: gray output from YUV needs luma only; alpha only into an alpha channel.
     for (size_t k = 0; k < spec->ncomp; ++k)

@@ -54,6 +54,35 @@ inline size_t plane_row_bytes(const FormatSpec& s, size_t p, size_t width) noexc
     return (width + s.unit_px[p] - 1) / s.unit_px[p] * s.unit_bytes[p];
 }
 
+/// YUV -> RGB of one colorimetry: R = ys*(Y - y_off) + vr*V', G = ys*(Y - y_off) + ug*U' +
+/// vg*V', B = ys*(Y - y_off) + ub*U' (U', V' centred on 128). The CPU engine and the GL shaders
+/// both take their coefficients from here, so they convert with the same matrix.
+struct YuvGains {
+    double y_off, ys, vr, ug, vg, ub;
+};
+
+inline YuvGains yuv_gains(const Colorimetry& applied) noexcept
+{
+    double kr = 0.299, kb = 0.114;
+    if (applied.encoding == ColorEncoding::Bt709) {
+        kr = 0.2126;
+        kb = 0.0722;
+    } else if (applied.encoding == ColorEncoding::Bt2020) {
+        kr = 0.2627;
+        kb = 0.0593;
+    }
+    const bool full = applied.range == ColorRange::Full;
+    const double ys = full ? 1.0 : 255.0 / 219.0;
+    const double cs = full ? 1.0 : 255.0 / 224.0;
+    const double kg = 1.0 - kr - kb;
+    return {full ? 0.0 : 16.0,
+            ys,
+            cs * 2.0 * (1.0 - kr),
+            -cs * 2.0 * kb * (1.0 - kb) / kg,
+            -cs * 2.0 * kr * (1.0 - kr) / kg,
+            cs * 2.0 * (1.0 - kb)};
+}
+
 /// Byte offset in its plane's row of the component `c` of luma column `a`.
 inline size_t comp_offset(const CompSpec& c, size_t a) noexcept
 {

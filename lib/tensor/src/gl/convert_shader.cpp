@@ -2,6 +2,8 @@
 
 #include "gl/convert_shader.hpp"
 
+#include "convert/convert_formats.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -86,25 +88,9 @@ size_t layout_plane_row_bytes(const SourceLayout& s, size_t p, size_t width) noe
 
 YuvCoefficients yuv_coefficients(const Colorimetry& applied) noexcept
 {
-    double kr = 0.299, kb = 0.114;
-    if (applied.encoding == ColorEncoding::Bt709) {
-        kr = 0.2126;
-        kb = 0.0722;
-    } else if (applied.encoding == ColorEncoding::Bt2020) {
-        kr = 0.2627;
-        kb = 0.0593;
-    }
-    const bool full = applied.range == ColorRange::Full;
-    const double ys = full ? 1.0 : 255.0 / 219.0;
-    const double cs = full ? 1.0 : 255.0 / 224.0;
-    const double kg = 1.0 - kr - kb;
+    const auto g = convert::yuv_gains(applied);
     // Rounded to float as the engine holds them.
-    return {full ? 0.f : 16.f,
-            float(ys),
-            float(cs * 2.0 * (1.0 - kr)),
-            float(-cs * 2.0 * kb * (1.0 - kb) / kg),
-            float(-cs * 2.0 * kr * (1.0 - kr) / kg),
-            float(cs * 2.0 * (1.0 - kb))};
+    return {float(g.y_off), float(g.ys), float(g.vr), float(g.ug), float(g.vg), float(g.ub)};
 }
 
 std::string probe_shader_source(size_t width, size_t height, size_t px, size_t py)
