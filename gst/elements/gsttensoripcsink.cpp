@@ -108,6 +108,21 @@ public:
             ("receiver %s on %s", receiver.c_str(), path.c_str()));
     }
 
+    // Posted once per start: a receiver that retries in a loop must not flood the bus.
+    void refused_full(uint32_t max_clients, const std::string& receiver, const std::string& path,
+                      bool first) noexcept override
+    {
+        if (first)
+            GST_ELEMENT_WARNING(
+                self_, RESOURCE, OPEN_READ_WRITE,
+                ("Refused a receiver: max-clients (%u) receivers are connected.", max_clients),
+                ("receiver %s on %s; later refusals are logged only", receiver.c_str(),
+                 path.c_str()));
+        else
+            GST_WARNING_OBJECT(self_, "refused receiver %s on %s: max-clients (%u) are connected",
+                               receiver.c_str(), path.c_str(), max_clients);
+    }
+
 private:
     GstTensorIpcSink* self_;
 };
@@ -383,6 +398,7 @@ gboolean start_impl(GstTensorIpcSink* self)
     config.mode = s.socket_mode;
     config.max_pending = s.max_pending;
     config.allowed_uid = s.allowed_uid;
+    config.max_clients = s.max_clients;
     ipc::StartError err{ipc::StartStep::Listen, edgetensor::Error(edgetensor::ErrorCode::Io, "")};
     if (!st.server.start(config, &err)) {
         switch (err.step) {

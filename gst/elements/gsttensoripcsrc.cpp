@@ -99,6 +99,7 @@ struct CacheFree {
 struct Streaming {
     std::shared_ptr<ipc::Connection> conn;
     bool eos = false;
+    bool greeted = false;            ///< the sink's HELLO arrived on this connection
     eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
     guint32 caps_seq = 0;
     bool caps_pushed = false;
@@ -266,6 +267,7 @@ GstFlowReturn connect_impl(GstTensorIpcSrc* self)
             std::lock_guard<std::mutex> lock(st.mu);
             st.streaming.conn = std::make_shared<ipc::Connection>(std::move(*fd));
             st.streaming.eos = false;
+            st.streaming.greeted = false;
             st.streaming.sink_pid = guint64(cred->pid);
             return GST_FLOW_OK;
         }
@@ -300,17 +302,30 @@ GstFlowReturn sender_gone(GstTensorIpcSrc* self, const std::string& why)
 {
     State& st = state_of(self);
     std::shared_ptr<ipc::Connection> conn;
-    bool eos;
+    bool eos, greeted;
     {
         std::lock_guard<std::mutex> lock(st.mu);
         conn = std::move(st.streaming.conn);
         eos = st.streaming.eos;
+        greeted = st.streaming.greeted;
     }
     if (conn)
         conn->close();
     if (eos)
         return GST_FLOW_EOS;
     const std::string path = settings_of(self).socket_path;
+    // A sink closes a receiver before its greeting to refuse it (or because it stopped in that
+    // instant): an error either way, since no stream ever began to end.
+    if (!greeted) {
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                          ("The sink on \"%s\" closed the connection before its greeting: it "
+                           "refused this receiver or stopped.",
+                           path.c_str()),
+                          ("%s; a sink refuses receivers of another user than its allowed-uid "
+                           "and receivers beyond its max-clients, and says which on its bus",
+                           why.c_str()));
+        return GST_FLOW_ERROR;
+    }
     if (settings_of(self).on_disconnect == GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR) {
         GST_ELEMENT_ERROR(self, RESOURCE, READ,
                           ("The sender on \"%s\" went away without EOS.", path.c_str()),
@@ -469,6 +484,7 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
         switch (msg->type) {
         case ipc::MsgType::Hello: {
             std::lock_guard<std::mutex> lock(st.mu);
+            st.streaming.greeted = true;
             GST_DEBUG_OBJECT(self, "sink pid %" G_GUINT64_FORMAT " lets us hold %u frames",
                              msg->hello.sink_pid, msg->hello.max_pending);
             break;

@@ -63,6 +63,13 @@ void install_properties(GObjectClass* klass)
             DEFAULT_BLOCK,
             GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
     g_object_class_install_property(
+        klass, PROP_MAX_CLIENTS,
+        g_param_spec_uint("max-clients", "Max clients",
+                          "Receivers served at once; one more is disconnected before its "
+                          "greeting (a warning on the bus, once per start). Each may hold "
+                          "max-pending upstream buffers (1 to 1024, default 64)",
+                          1, MAX_MAX_CLIENTS, DEFAULT_MAX_CLIENTS, ready));
+    g_object_class_install_property(
         klass, PROP_CLIENTS,
         g_param_spec_uint("clients", "Clients", "Receivers connected now", 0, G_MAXUINT, 0, ro));
     g_object_class_install_property(
@@ -115,6 +122,9 @@ bool set_property(Settings& s, guint prop_id, const GValue* value)
     case PROP_BLOCK:
         s.block = g_value_get_boolean(value);
         return true;
+    case PROP_MAX_CLIENTS:
+        s.max_clients = g_value_get_uint(value);
+        return true;
     default:
         return false;
     }
@@ -143,6 +153,9 @@ bool get_property(const Settings& s, guint prop_id, GValue* value)
         return true;
     case PROP_BLOCK:
         g_value_set_boolean(value, s.block);
+        return true;
+    case PROP_MAX_CLIENTS:
+        g_value_set_uint(value, s.max_clients);
         return true;
     default:
         return false;

@@ -24,6 +24,7 @@ enum Prop : guint {
     PROP_COPY_MODE,
     PROP_WAIT_FOR_CONNECTION,
     PROP_BLOCK,
+    PROP_MAX_CLIENTS,
     PROP_CLIENTS,
     PROP_SENT,
     PROP_DROPPED,
@@ -35,6 +36,8 @@ inline constexpr guint DEFAULT_SOCKET_MODE = 0600;
 inline constexpr guint DEFAULT_MAX_PENDING = 2;
 inline constexpr guint MAX_MAX_PENDING = 1024;
 inline constexpr gint DEFAULT_ALLOWED_UID = -1;
+inline constexpr guint DEFAULT_MAX_CLIENTS = 64;
+inline constexpr guint MAX_MAX_CLIENTS = 1024;
 inline constexpr gboolean DEFAULT_WAIT_FOR_CONNECTION = FALSE;
 inline constexpr gboolean DEFAULT_BLOCK = FALSE;
 inline constexpr GstTensorIpcSinkCopyMode DEFAULT_COPY_MODE = GST_TENSOR_IPC_SINK_COPY_AUTO;
@@ -48,6 +51,7 @@ struct Settings {
     GstTensorIpcSinkCopyMode copy_mode = DEFAULT_COPY_MODE;
     gboolean wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
     gboolean block = DEFAULT_BLOCK;
+    guint max_clients = DEFAULT_MAX_CLIENTS;
 };
 
 /// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_HELD.

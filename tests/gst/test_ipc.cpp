@@ -363,6 +363,7 @@ TEST_F(GstIpc, SenderGoneWithoutEosGivesEosOrErrorAsConfigured)
         Pipeline rx(receiver(dir.path(), std::string("on-disconnect=") + mode));
         ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
         ASSERT_TRUE(hostile->accept(5s));
+        hostile->send(ipc::encode_hello(ipc::Hello{}));
         hostile->send(*ipc::encode_caps(1, kSmallNv12));
         const auto t0 = std::chrono::steady_clock::now();
         hostile.reset(); // the socket closes without EOS
@@ -373,6 +374,22 @@ TEST_F(GstIpc, SenderGoneWithoutEosGivesEosOrErrorAsConfigured)
                   std::string(mode) == "eos" ? GST_MESSAGE_EOS : GST_MESSAGE_ERROR)
             << message_text(m.get());
     }
+}
+
+TEST_F(GstIpc, ASinkThatClosesBeforeItsGreetingIsAnErrorEvenWithOnDisconnectEos_Negative)
+{
+    SocketDir dir;
+    auto hostile = std::make_unique<HostileSink>(dir.path());
+    Pipeline rx(receiver(dir.path(), "on-disconnect=eos"));
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_TRUE(hostile->accept(5s));
+    hostile.reset(); // what a sink does to a receiver it refuses
+    auto m = rx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR), 5s);
+    ASSERT_TRUE(m) << "never a hang";
+    ASSERT_EQ(GST_MESSAGE_TYPE(m.get()), GST_MESSAGE_ERROR) << message_text(m.get());
+    EXPECT_NE(message_text(m.get()).find("closed the connection before its greeting"),
+              std::string::npos)
+        << message_text(m.get());
 }
 
 TEST_F(GstIpc, NoSinkWithinTheTimeoutIsAnError_Negative)
@@ -411,7 +428,8 @@ TEST_F(GstIpc, PeerCredentialsOfTheWrongUserAreRefused_Negative)
         SocketDir dir;
         Pipeline tx(sender(dir.path(), "allowed-uid=" + std::to_string(other),
                            "is-live=true pattern=frame-counter"));
-        Pipeline rx(receiver(dir.path(), "on-disconnect=error"));
+        // on-disconnect=eos (the default): a refusal is an error all the same.
+        Pipeline rx(receiver(dir.path()));
         ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
         ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
         auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
@@ -419,7 +437,11 @@ TEST_F(GstIpc, PeerCredentialsOfTheWrongUserAreRefused_Negative)
         EXPECT_NE(message_text(w.get()).find("allowed-uid is " + std::to_string(other)),
                   std::string::npos)
             << message_text(w.get());
-        EXPECT_TRUE(rx.wait(GST_MESSAGE_ERROR, 5s)) << "the refused receiver hears of it";
+        auto e = rx.wait(GST_MESSAGE_ERROR, 5s);
+        ASSERT_TRUE(e) << "the refused receiver hears of it";
+        EXPECT_NE(message_text(e.get()).find("closed the connection before its greeting"),
+                  std::string::npos)
+            << message_text(e.get());
         EXPECT_EQ(uint_property(tx.by_name("sink"), "clients"), 0u);
     }
     { // the receiver refuses the sink
@@ -442,6 +464,38 @@ TEST_F(GstIpc, PeerCredentialsOfTheWrongUserAreRefused_Negative)
         ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
         EXPECT_TRUE(pull(rx));
     }
+}
+
+TEST_F(GstIpc, AReceiverBeyondMaxClientsIsRefusedAndTheOthersGoOn_Negative)
+{
+    SocketDir dir;
+    Pipeline tx(sender(dir.path(), "max-clients=1", "is-live=true pattern=frame-counter"));
+    GstElement* sink = tx.by_name("sink");
+    guint max_clients = 0;
+    g_object_get(sink, "max-clients", &max_clients, nullptr);
+    EXPECT_EQ(max_clients, 1u);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    Pipeline rx1(receiver(dir.path()));
+    ASSERT_NE(rx1.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_TRUE(pull(rx1)) << "the first receiver is served";
+    ASSERT_EQ(uint_property(sink, "clients"), 1u);
+
+    Pipeline rx2(receiver(dir.path()));
+    ASSERT_NE(rx2.play(), GST_STATE_CHANGE_FAILURE);
+    auto e = rx2.wait(GST_MESSAGE_ERROR, 5s);
+    ASSERT_TRUE(e) << "the second one hears of its refusal";
+    EXPECT_NE(message_text(e.get()).find("closed the connection before its greeting"),
+              std::string::npos)
+        << message_text(e.get());
+    auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
+    ASSERT_TRUE(w);
+    EXPECT_NE(message_text(w.get()).find("max-clients (1)"), std::string::npos)
+        << message_text(w.get());
+
+    // The served receiver goes on; the refused one left nothing behind.
+    for (int n = 0; n < 10; ++n)
+        ASSERT_TRUE(pull(rx1)) << "frame " << n;
+    EXPECT_EQ(uint_property(sink, "clients"), 1u);
 }
 
 TEST_F(GstIpc, SystemMemoryIsCopiedOnlyWithCopyModeAuto)

@@ -45,9 +45,20 @@ public:
     {
         refusals++;
     }
+    void refused_full(uint32_t max_clients, const std::string&, const std::string&,
+                      bool first) noexcept override
+    {
+        full_refusals++;
+        if (first)
+            first_full_refusals++;
+        full_limit = max_clients;
+    }
     std::mutex mu;
     std::vector<std::string> lines;
     std::atomic<int> refusals{0};
+    std::atomic<int> full_refusals{0};
+    std::atomic<int> first_full_refusals{0};
+    std::atomic<uint32_t> full_limit{0};
 };
 
 std::string temp_socket_path()
@@ -155,6 +166,62 @@ TEST(IpcServer, KeepsEachFrameUntilItsReceiverReleasesOrLeaves)
 
         server.stop();
         EXPECT_NE(::access(path.c_str(), F_OK), 0) << "stop() left the socket file";
+    }
+    ::rmdir(path.substr(0, path.rfind('/')).c_str());
+    EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());
+}
+
+// True when the sink closed `fd` without a word (what a refused receiver sees).
+bool closed_without_greeting(int fd)
+{
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0)
+        return false;
+    auto rec = receive_record(fd);
+    return rec && rec->eof;
+}
+
+TEST(IpcServer, MaxClientsRefusesOneMoreBeforeItsGreeting)
+{
+    const auto before = test::open_fds();
+    const std::string path = temp_socket_path();
+    {
+        RecordingObserver observer;
+        Server server(observer);
+        ServerConfig config;
+        config.path = path;
+        config.max_clients = 2;
+        StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
+        ASSERT_TRUE(server.start(config, &err)) << err.error.message();
+
+        auto a = connect_to(path);
+        auto b = connect_to(path);
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(next_message(a->get()).type, MsgType::Hello);
+        EXPECT_EQ(next_message(b->get()).type, MsgType::Hello);
+        EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
+
+        // A third and a fourth: disconnected before any greeting; reported first once.
+        for (int i = 0; i < 2; ++i) {
+            auto c = connect_to(path);
+            ASSERT_TRUE(c) << c.error().message();
+            EXPECT_TRUE(closed_without_greeting(c->get())) << "receiver " << i + 3;
+        }
+        EXPECT_TRUE(eventually([&] { return observer.full_refusals.load() == 2; }));
+        EXPECT_EQ(observer.first_full_refusals.load(), 1);
+        EXPECT_EQ(observer.full_limit.load(), 2u);
+        EXPECT_EQ(observer.refusals.load(), 0) << "not a uid refusal";
+        EXPECT_EQ(server.clients(), 2u);
+
+        // A place freed is a place taken.
+        a->reset();
+        EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
+        auto d = connect_to(path);
+        ASSERT_TRUE(d) << d.error().message();
+        EXPECT_EQ(next_message(d->get()).type, MsgType::Hello);
+        EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
+        EXPECT_EQ(server.peak_clients(), 2u);
+        server.stop();
     }
     ::rmdir(path.substr(0, path.rfind('/')).c_str());
     EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());

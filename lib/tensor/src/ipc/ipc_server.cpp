@@ -63,9 +63,15 @@ bool Server::start(const ServerConfig& config, StartError* error)
         ::unlink(config.path.c_str());
         return false;
     }
+    // Remembered so that stop() removes only this socket file, never a newer sink's.
     struct stat path_st {
     };
-    ::stat(config.path.c_str(), &path_st);
+    if (::stat(config.path.c_str(), &path_st) != 0) {
+        const int err = errno;
+        wake_.close();
+        *error = {StartStep::Listen, Error::io(err, "stat of the socket file right after bind()")};
+        return false;
+    }
     {
         std::lock_guard<std::mutex> lock(mu_);
         listen_fd_ = std::move(*listen);
@@ -74,6 +80,8 @@ bool Server::start(const ServerConfig& config, StartError* error)
         path_ino_ = path_st.st_ino;
         max_pending_ = config.max_pending;
         allowed_uid_ = config.allowed_uid;
+        max_clients_ = std::max<uint32_t>(config.max_clients, 1);
+        refused_full_ = false;
         caps_.clear();
         caps_seq_ = 0;
         peak_clients_ = 0;
@@ -84,7 +92,12 @@ bool Server::start(const ServerConfig& config, StartError* error)
         thread_ = std::thread(&Server::serve, this);
     } catch (const std::exception& e) {
         *error = {StartStep::Thread, Error(ErrorCode::Unavailable, e.what())};
+        // As promised: nothing stays open after a failed start (GstBaseSink calls no stop()).
+        std::lock_guard<std::mutex> lock(mu_);
         ::unlink(config.path.c_str());
+        listen_fd_.reset();
+        wake_.close();
+        path_.clear();
         return false;
     }
     return true;
@@ -222,14 +235,26 @@ void Server::accept_clients()
         c.name = "pid " + std::to_string(cred->pid) + " (uid " + std::to_string(cred->uid) + ")";
         int allowed;
         std::string path;
+        uint32_t max_clients;
+        bool full, first_full = false;
         {
             std::lock_guard<std::mutex> lock(mu_);
             allowed = allowed_uid_;
             path = path_;
+            max_clients = max_clients_;
+            full = clients_list_.size() >= max_clients_;
+            if (full && (allowed < 0 || cred->uid == uid_t(allowed))) {
+                first_full = !refused_full_;
+                refused_full_ = true;
+            }
         }
         if (allowed >= 0 && cred->uid != uid_t(allowed)) {
             observer_.refused_uid(*cred, allowed, c.name, path);
             continue; // closes the socket
+        }
+        if (full) {
+            observer_.refused_full(max_clients, c.name, path, first_full);
+            continue; // closes the socket before the greeting: the receiver reports it
         }
         std::lock_guard<std::mutex> lock(mu_);
         Hello hello;

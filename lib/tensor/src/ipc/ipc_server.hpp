@@ -65,6 +65,10 @@ public:
     /// without the server's lock held, so the element may post a bus message.
     virtual void refused_uid(const PeerCredentials& peer, int allowed_uid,
                              const std::string& receiver, const std::string& path) noexcept = 0;
+    /// A receiver connected while max_clients were served and was disconnected. Called without
+    /// the server's lock held; `first` is true for the first such refusal since start().
+    virtual void refused_full(uint32_t max_clients, const std::string& receiver,
+                              const std::string& path, bool first) noexcept = 0;
 };
 
 struct ServerConfig {
@@ -72,6 +76,9 @@ struct ServerConfig {
     unsigned mode = 0600;
     uint32_t max_pending = 2;
     int allowed_uid = -1; ///< -1: any user the socket's permissions let in
+    /// Receivers served at once; one more is disconnected before its greeting. Each pins up to
+    /// max_pending frames (upstream buffers), so this bounds what receivers can hold.
+    uint32_t max_clients = 64;
 };
 
 /// Which step of start() failed, so the element can name it.
@@ -161,6 +168,8 @@ private:
     uint32_t caps_seq_ = 0;
     uint32_t max_pending_ = 2;
     int allowed_uid_ = -1;
+    uint32_t max_clients_ = 64;
+    bool refused_full_ = false; ///< a refusal for max_clients was reported since start()
     std::string path_;
     dev_t path_dev_ = 0;
     ino_t path_ino_ = 0;
