@@ -479,7 +479,7 @@ TEST(GlConvert, DirectYuvShadersCompileWhereExternalImagesAreOffered)
             auto conv = Converter::create(cfg);
             ASSERT_TRUE(conv) << conv.error().message();
             detail::gl::ShaderParams p;
-            p.src = detail::gl::source_layout(ConvertFormat::Nv12);
+            p.src = detail::convert::spec_of(ConvertFormat::Nv12);
             p.cfg = cfg;
             p.geo = conv->geometry();
             p.applied = conv->applied_colorimetry();

@@ -90,7 +90,7 @@ ConvertBackend::ConvertBackend(std::shared_ptr<Worker> worker, const Converter& 
     : worker_(std::move(worker))
 {
     const ConvertConfig& c = conv.config();
-    params_.src = source_layout(c.src_format);
+    params_.src = convert::spec_of(c.src_format);
     params_.cfg = c;
     params_.geo = conv.geometry();
     params_.applied = conv.applied_colorimetry();
@@ -103,15 +103,15 @@ ConvertBackend::ConvertBackend(std::shared_ptr<Worker> worker, const Converter& 
     out_planes_ = hwc ? 1 : params_.channels;
     params_.unit = row_bytes_ % 4 == 0 ? 4 : 1;
     for (size_t p = 0; p < params_.src->planes; ++p) {
-        src_rows_[p] = layout_plane_rows(*params_.src, p, c.src_height);
-        src_row_bytes_[p] = layout_plane_row_bytes(*params_.src, p, c.src_width);
+        src_rows_[p] = convert::plane_rows(*params_.src, p, c.src_height);
+        src_row_bytes_[p] = convert::plane_row_bytes(*params_.src, p, c.src_width);
     }
 }
 
 Result<std::unique_ptr<ConvertBackend>> ConvertBackend::create(std::shared_ptr<Worker> worker,
                                                                const Converter& conv)
 {
-    if (!source_layout(conv.config().src_format))
+    if (!convert::spec_of(conv.config().src_format))
         return make_error(ErrorCode::InvalidArgument, "unknown source format");
     std::unique_ptr<ConvertBackend> b(new (std::nothrow) ConvertBackend(std::move(worker), conv));
     if (!b)

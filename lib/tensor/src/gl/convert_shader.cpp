@@ -2,8 +2,6 @@
 
 #include "gl/convert_shader.hpp"
 
-#include "convert/convert_formats.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -14,44 +12,6 @@ namespace edgetensor::detail::gl
 {
 namespace
 {
-
-// clang-format off
-// The same layouts as the CPU engine reads (convert.cpp's format table).
-constexpr SourceLayout kLayouts[kConvertFormatCount] = {
-    {ConvertFormat::Nv12, Family::Yuv, 2, false, {0, 1, 0}, {1, 2, 0}, {1, 2, 1}, 3,
-     {{0, 0, 1, 0}, {1, 1, 2, 0}, {1, 1, 2, 1}, {}}},
-    {ConvertFormat::Nv21, Family::Yuv, 2, false, {0, 1, 0}, {1, 2, 0}, {1, 2, 1}, 3,
-     {{0, 0, 1, 0}, {1, 1, 2, 1}, {1, 1, 2, 0}, {}}},
-    {ConvertFormat::Nv16, Family::Yuv, 2, false, {0, 0, 0}, {1, 2, 0}, {1, 2, 1}, 3,
-     {{0, 0, 1, 0}, {1, 1, 2, 0}, {1, 1, 2, 1}, {}}},
-    {ConvertFormat::Nv24, Family::Yuv, 2, false, {0, 0, 0}, {1, 2, 0}, {1, 1, 1}, 3,
-     {{0, 0, 1, 0}, {1, 0, 2, 0}, {1, 0, 2, 1}, {}}},
-    {ConvertFormat::I420, Family::Yuv, 3, false, {0, 1, 1}, {1, 1, 1}, {1, 2, 2}, 3,
-     {{0, 0, 1, 0}, {1, 1, 1, 0}, {2, 1, 1, 0}, {}}},
-    {ConvertFormat::Yuy2, Family::Yuv, 1, false, {0, 0, 0}, {4, 0, 0}, {2, 1, 1}, 3,
-     {{0, 0, 2, 0}, {0, 1, 4, 1}, {0, 1, 4, 3}, {}}},
-    {ConvertFormat::Uyvy, Family::Yuv, 1, false, {0, 0, 0}, {4, 0, 0}, {2, 1, 1}, 3,
-     {{0, 0, 2, 1}, {0, 1, 4, 0}, {0, 1, 4, 2}, {}}},
-    {ConvertFormat::Vyuy, Family::Yuv, 1, false, {0, 0, 0}, {4, 0, 0}, {2, 1, 1}, 3,
-     {{0, 0, 2, 1}, {0, 1, 4, 2}, {0, 1, 4, 0}, {}}},
-    {ConvertFormat::Rgb, Family::Rgb, 1, false, {0, 0, 0}, {3, 0, 0}, {1, 1, 1}, 3,
-     {{0, 0, 3, 0}, {0, 0, 3, 1}, {0, 0, 3, 2}, {}}},
-    {ConvertFormat::Bgr, Family::Rgb, 1, false, {0, 0, 0}, {3, 0, 0}, {1, 1, 1}, 3,
-     {{0, 0, 3, 2}, {0, 0, 3, 1}, {0, 0, 3, 0}, {}}},
-    {ConvertFormat::Rgba, Family::Rgb, 1, true, {0, 0, 0}, {4, 0, 0}, {1, 1, 1}, 4,
-     {{0, 0, 4, 0}, {0, 0, 4, 1}, {0, 0, 4, 2}, {0, 0, 4, 3}}},
-    {ConvertFormat::Bgra, Family::Rgb, 1, true, {0, 0, 0}, {4, 0, 0}, {1, 1, 1}, 4,
-     {{0, 0, 4, 2}, {0, 0, 4, 1}, {0, 0, 4, 0}, {0, 0, 4, 3}}},
-    {ConvertFormat::Rgbx, Family::Rgb, 1, false, {0, 0, 0}, {4, 0, 0}, {1, 1, 1}, 3,
-     {{0, 0, 4, 0}, {0, 0, 4, 1}, {0, 0, 4, 2}, {}}},
-    {ConvertFormat::Bgrx, Family::Rgb, 1, false, {0, 0, 0}, {4, 0, 0}, {1, 1, 1}, 3,
-     {{0, 0, 4, 2}, {0, 0, 4, 1}, {0, 0, 4, 0}, {}}},
-    {ConvertFormat::Gray8, Family::Gray, 1, false, {0, 0, 0}, {1, 0, 0}, {1, 1, 1}, 1,
-     {{0, 0, 1, 0}, {}, {}, {}}},
-    {ConvertFormat::PlanarRgb, Family::Rgb, 3, false, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 3,
-     {{0, 0, 1, 0}, {1, 0, 1, 0}, {2, 0, 1, 0}, {}}},
-};
-// clang-format on
 
 std::string f(double v)
 {
@@ -69,22 +29,6 @@ std::string i(size_t v)
 }
 
 } // namespace
-
-const SourceLayout* source_layout(ConvertFormat fmt) noexcept
-{
-    const auto k = static_cast<uint32_t>(fmt);
-    return k < kConvertFormatCount ? &kLayouts[k] : nullptr;
-}
-
-size_t layout_plane_rows(const SourceLayout& s, size_t p, size_t height) noexcept
-{
-    return (height + (size_t{1} << s.vshift[p]) - 1) >> s.vshift[p];
-}
-
-size_t layout_plane_row_bytes(const SourceLayout& s, size_t p, size_t width) noexcept
-{
-    return (width + s.unit_px[p] - 1) / s.unit_px[p] * s.unit_bytes[p];
-}
 
 YuvCoefficients yuv_coefficients(const Colorimetry& applied) noexcept
 {

@@ -9,6 +9,7 @@
 
 #pragma once
 
+#include "convert/convert_formats.hpp"
 #include "edgetensor/convert.hpp"
 
 #include <cstdint>
@@ -17,32 +18,11 @@
 namespace edgetensor::detail::gl
 {
 
-enum class Family : uint8_t { Yuv, Rgb, Gray };
-
-/// Where component `c` of luma column `a` lives: byte mul * (a >> hshift) + add of `plane`.
-struct CompSpec {
-    uint8_t plane;
-    uint8_t hshift;
-    uint8_t mul;
-    uint8_t add;
-};
-
-/// A source format's memory layout, as the shader reads it.
-struct SourceLayout {
-    ConvertFormat format;
-    Family family;
-    uint8_t planes;
-    bool has_alpha;
-    uint8_t vshift[3];
-    uint8_t unit_bytes[3];
-    uint8_t unit_px[3];
-    uint8_t ncomp;
-    CompSpec comp[4];
-};
-
-const SourceLayout* source_layout(ConvertFormat f) noexcept;
-size_t layout_plane_rows(const SourceLayout& s, size_t p, size_t height) noexcept;
-size_t layout_plane_row_bytes(const SourceLayout& s, size_t p, size_t width) noexcept;
+// A source format's memory layout, as the shader reads it: the CPU engine's own format table
+// (convert_formats.hpp), so the two backends cannot disagree on where a component lives.
+using convert::CompSpec;
+using convert::Family;
+using SourceLayout = convert::FormatSpec;
 
 /// The engine's YUV -> RGB function for one colorimetry, as floats (as the engine holds them):
 /// y = (Y - y_off) * y_scale; u = U - 128; v = V - 128;
