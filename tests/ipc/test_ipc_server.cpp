@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,79 +97,100 @@ template <typename Pred> bool eventually(Pred pred)
     return true;
 }
 
+::testing::AssertionResult started(Server& server, const ServerConfig& config)
+{
+    StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
+    if (server.start(config, &err))
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << err.error.message();
+}
+
 void count_drop(void* counter)
 {
     static_cast<std::atomic<int>*>(counter)->fetch_add(1);
 }
 
-TEST(IpcServer, KeepsEachFrameUntilItsReceiverReleasesOrLeaves)
+// A socket path in a fresh directory, a server with a recording observer, and, at the end, the
+// directory removed and every fd the test opened closed again.
+class IpcServerTest : public ::testing::Test
 {
-    const auto before = test::open_fds();
-    const std::string path = temp_socket_path();
+protected:
+    void TearDown() override
     {
-        RecordingObserver observer;
-        Server server(observer);
-        ServerConfig config;
-        config.path = path;
-        config.max_pending = 2;
-        StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
-        ASSERT_TRUE(server.start(config, &err)) << err.error.message();
-        server.set_caps("video/x-raw, format=(string)NV12");
-
-        auto rx = connect_to(path);
-        ASSERT_TRUE(rx) << rx.error().message();
-        const Message hello = next_message(rx->get());
-        EXPECT_EQ(hello.type, MsgType::Hello);
-        EXPECT_EQ(hello.hello.max_pending, 2u);
-        EXPECT_EQ(hello.hello.sink_pid, uint64_t(::getpid()));
-        const Message caps = next_message(rx->get());
-        ASSERT_EQ(caps.type, MsgType::Caps);
-        EXPECT_EQ(caps.caps, "video/x-raw, format=(string)NV12");
-
-        UniqueFd mem = sealed_memfd(4096);
-        const MemoryRecord rec = flat_record(4096);
-        const int fds[] = {mem.get()};
-        std::atomic<int> drops{0};
-        std::vector<uint64_t> seqs;
-        for (int i = 0; i < 3; ++i) {
-            auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
-                                       Keepalive(&drops, count_drop), true, false);
-            ASSERT_TRUE(r) << r.error().message();
-            EXPECT_EQ(*r, SendOutcome::Done);
-        }
-        // The third frame found the receiver holding max-pending frames: dropped for it, and
-        // its Keepalive with it.
-        EXPECT_EQ(server.sent(), 2u);
-        EXPECT_EQ(server.dropped(), 1u);
-        EXPECT_EQ(server.held(), 2u);
-        EXPECT_EQ(drops.load(), 1);
-        for (int i = 0; i < 2; ++i) {
-            Message f = next_message(rx->get());
-            ASSERT_EQ(f.type, MsgType::Frame);
-            EXPECT_EQ(f.frame.head.caps_seq, caps.caps_seq);
-            EXPECT_TRUE(f.frame.fds[0]);
-            seqs.push_back(f.frame.head.seq);
-        }
-        EXPECT_NE(seqs[0], seqs[1]);
-
-        auto release = encode_release(std::span(seqs.data(), 1));
-        ASSERT_TRUE(release);
-        ASSERT_TRUE(send_record(rx->get(), *release));
-        EXPECT_TRUE(eventually([&] { return server.held() == 1u; }));
-        EXPECT_EQ(drops.load(), 2);
-
-        // Leaving frees what the receiver still held.
-        rx->reset();
-        EXPECT_TRUE(eventually([&] { return server.clients() == 0u; }));
-        EXPECT_TRUE(eventually([&] { return drops.load() == 3; }));
-        EXPECT_EQ(server.held(), 0u);
-        EXPECT_EQ(server.peak_clients(), 1u);
-
         server.stop();
-        EXPECT_NE(::access(path.c_str(), F_OK), 0) << "stop() left the socket file";
+        ::rmdir(path.substr(0, path.rfind('/')).c_str());
+        EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());
     }
-    ::rmdir(path.substr(0, path.rfind('/')).c_str());
-    EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());
+    ServerConfig config_for_path() const
+    {
+        ServerConfig c;
+        c.path = path;
+        return c;
+    }
+    const std::set<int> before = test::open_fds();
+    const std::string path = temp_socket_path();
+    RecordingObserver observer;
+    Server server{observer};
+};
+
+TEST_F(IpcServerTest, KeepsEachFrameUntilItsReceiverReleasesOrLeaves)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 2;
+    ASSERT_TRUE(started(server, config));
+    server.set_caps("video/x-raw, format=(string)NV12");
+
+    auto rx = connect_to(path);
+    ASSERT_TRUE(rx) << rx.error().message();
+    const Message hello = next_message(rx->get());
+    EXPECT_EQ(hello.type, MsgType::Hello);
+    EXPECT_EQ(hello.hello.max_pending, 2u);
+    EXPECT_EQ(hello.hello.sink_pid, uint64_t(::getpid()));
+    const Message caps = next_message(rx->get());
+    ASSERT_EQ(caps.type, MsgType::Caps);
+    EXPECT_EQ(caps.caps, "video/x-raw, format=(string)NV12");
+
+    UniqueFd mem = sealed_memfd(4096);
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {mem.get()};
+    std::atomic<int> drops{0};
+    std::vector<uint64_t> seqs;
+    for (int i = 0; i < 3; ++i) {
+        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
+                                   Keepalive(&drops, count_drop), true, false);
+        ASSERT_TRUE(r) << r.error().message();
+        EXPECT_EQ(*r, SendOutcome::Done);
+    }
+    // The third frame found the receiver holding max-pending frames: dropped for it, and
+    // its Keepalive with it.
+    EXPECT_EQ(server.sent(), 2u);
+    EXPECT_EQ(server.dropped(), 1u);
+    EXPECT_EQ(server.held(), 2u);
+    EXPECT_EQ(drops.load(), 1);
+    for (int i = 0; i < 2; ++i) {
+        Message f = next_message(rx->get());
+        ASSERT_EQ(f.type, MsgType::Frame);
+        EXPECT_EQ(f.frame.head.caps_seq, caps.caps_seq);
+        EXPECT_TRUE(f.frame.fds[0]);
+        seqs.push_back(f.frame.head.seq);
+    }
+    EXPECT_NE(seqs[0], seqs[1]);
+
+    auto release = encode_release(std::span(seqs.data(), 1));
+    ASSERT_TRUE(release);
+    ASSERT_TRUE(send_record(rx->get(), *release));
+    EXPECT_TRUE(eventually([&] { return server.held() == 1u; }));
+    EXPECT_EQ(drops.load(), 2);
+
+    // Leaving frees what the receiver still held.
+    rx->reset();
+    EXPECT_TRUE(eventually([&] { return server.clients() == 0u; }));
+    EXPECT_TRUE(eventually([&] { return drops.load() == 3; }));
+    EXPECT_EQ(server.held(), 0u);
+    EXPECT_EQ(server.peak_clients(), 1u);
+
+    server.stop();
+    EXPECT_NE(::access(path.c_str(), F_OK), 0) << "stop() left the socket file";
 }
 
 // True when the sink closed `fd` without a word (what a refused receiver sees).
@@ -181,50 +203,40 @@ bool closed_without_greeting(int fd)
     return rec && rec->eof;
 }
 
-TEST(IpcServer, MaxClientsRefusesOneMoreBeforeItsGreeting)
+TEST_F(IpcServerTest, MaxClientsRefusesOneMoreBeforeItsGreeting)
 {
-    const auto before = test::open_fds();
-    const std::string path = temp_socket_path();
-    {
-        RecordingObserver observer;
-        Server server(observer);
-        ServerConfig config;
-        config.path = path;
-        config.max_clients = 2;
-        StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
-        ASSERT_TRUE(server.start(config, &err)) << err.error.message();
+    ServerConfig config = config_for_path();
+    config.max_clients = 2;
+    ASSERT_TRUE(started(server, config));
 
-        auto a = connect_to(path);
-        auto b = connect_to(path);
-        ASSERT_TRUE(a && b);
-        EXPECT_EQ(next_message(a->get()).type, MsgType::Hello);
-        EXPECT_EQ(next_message(b->get()).type, MsgType::Hello);
-        EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
+    auto a = connect_to(path);
+    auto b = connect_to(path);
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(next_message(a->get()).type, MsgType::Hello);
+    EXPECT_EQ(next_message(b->get()).type, MsgType::Hello);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
 
-        // A third and a fourth: disconnected before any greeting; reported first once.
-        for (int i = 0; i < 2; ++i) {
-            auto c = connect_to(path);
-            ASSERT_TRUE(c) << c.error().message();
-            EXPECT_TRUE(closed_without_greeting(c->get())) << "receiver " << i + 3;
-        }
-        EXPECT_TRUE(eventually([&] { return observer.full_refusals.load() == 2; }));
-        EXPECT_EQ(observer.first_full_refusals.load(), 1);
-        EXPECT_EQ(observer.full_limit.load(), 2u);
-        EXPECT_EQ(observer.refusals.load(), 0) << "not a uid refusal";
-        EXPECT_EQ(server.clients(), 2u);
-
-        // A place freed is a place taken.
-        a->reset();
-        EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
-        auto d = connect_to(path);
-        ASSERT_TRUE(d) << d.error().message();
-        EXPECT_EQ(next_message(d->get()).type, MsgType::Hello);
-        EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
-        EXPECT_EQ(server.peak_clients(), 2u);
-        server.stop();
+    // A third and a fourth: disconnected before any greeting; reported first once.
+    for (int i = 0; i < 2; ++i) {
+        auto c = connect_to(path);
+        ASSERT_TRUE(c) << c.error().message();
+        EXPECT_TRUE(closed_without_greeting(c->get())) << "receiver " << i + 3;
     }
-    ::rmdir(path.substr(0, path.rfind('/')).c_str());
-    EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());
+    EXPECT_TRUE(eventually([&] { return observer.full_refusals.load() == 2; }));
+    EXPECT_EQ(observer.first_full_refusals.load(), 1);
+    EXPECT_EQ(observer.full_limit.load(), 2u);
+    EXPECT_EQ(observer.refusals.load(), 0) << "not a uid refusal";
+    EXPECT_EQ(server.clients(), 2u);
+
+    // A place freed is a place taken.
+    a->reset();
+    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
+    auto d = connect_to(path);
+    ASSERT_TRUE(d) << d.error().message();
+    EXPECT_EQ(next_message(d->get()).type, MsgType::Hello);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
+    EXPECT_EQ(server.peak_clients(), 2u);
+    server.stop();
 }
 
 TEST(IpcServer, UnlockEndsAWaitForAReceiver)
@@ -234,8 +246,7 @@ TEST(IpcServer, UnlockEndsAWaitForAReceiver)
     Server server(observer);
     ServerConfig config;
     config.path = path;
-    StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
-    ASSERT_TRUE(server.start(config, &err)) << err.error.message();
+    ASSERT_TRUE(started(server, config));
     const MemoryRecord rec = flat_record(4096);
     const int fds[] = {-1};
     std::thread unlocker([&] {
