@@ -600,7 +600,9 @@ gboolean gst_tensor_test_src_query(GstBaseSrc* bsrc, GstQuery* query)
         }
         if (fps_n > 0) {
             const GstClockTime latency = gst_util_uint64_scale(GST_SECOND, fps_d, fps_n);
-            gst_query_set_latency(query, gst_base_src_is_live(bsrc), latency, latency);
+            // One frame, as videotestsrc; no maximum: frames wait in the source's pool, and a
+            // maximum of one frame is less than a sink's processing deadline on top of it.
+            gst_query_set_latency(query, gst_base_src_is_live(bsrc), latency, GST_CLOCK_TIME_NONE);
             return TRUE;
         }
     }
