@@ -359,8 +359,9 @@ def self_test(src, build, env):
     try:
         good = os.path.join(d, "good.md")
         bad = os.path.join(d, "bad.md")
-        # Outside /tmp, which the checker rewrites per run.
-        pidfile = os.path.join(build, f"docs-selftest-{os.getpid()}.pid")
+        # Named through the environment: the checker rewrites every /tmp/ path a block spells
+        # out (and the build directory itself may lie under /tmp).
+        pidfile = os.path.join(d, "hung-child.pid")
         with open(good, "w") as f:
             f.write("```sh\ngst-launch-1.0 -q tensortestsrc num-buffers=2 ! fakesink\n```\n\n"
                     "<!-- docs-check: fragment -->\n```cpp\n#include <edgetensor/tensor.hpp>\n"
@@ -373,10 +374,11 @@ def self_test(src, build, env):
                     "<!-- docs-check: fragment -->\n```cpp\n#include <edgetensor/tensor.hpp>\n"
                     "auto t = edgetensor::Tensor<uint8_t>::no_such_function({4});\n```\n\n"
                     # A hung block: it fails, and what it started dies with it.
-                    f"<!-- docs-check: timeout=3 -->\n```sh\nsleep 600 &\necho $! > {pidfile}\n"
-                    "wait\n```\n")
+                    "<!-- docs-check: timeout=3 -->\n```sh\nsleep 600 &\n"
+                    'echo $! > "$DOCS_SELFTEST_PIDFILE"\nwait\n```\n')
         g = check(collect(src, env, False, [good]), src, build, "host", env)
-        b = check(collect(src, env, False, [bad]), src, build, "host", env)
+        bad_env = dict(env, DOCS_SELFTEST_PIDFILE=pidfile)
+        b = check(collect(src, bad_env, False, [bad]), src, build, "host", bad_env)
         left = process_alive(pidfile)
         ok = g == (2, 0, 0) and b == (0, 4, 0) and not left
         print(f"self-test: good doc {g}, broken doc {b}"
@@ -385,8 +387,6 @@ def self_test(src, build, env):
         return ok
     finally:
         shutil.rmtree(d, ignore_errors=True)
-        if os.path.exists(pidfile):
-            os.unlink(pidfile)
 
 
 def process_alive(pidfile):
