@@ -57,6 +57,7 @@
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
+#include <sys/resource.h>
 
 #include <array>
 #include <atomic>
@@ -108,19 +109,35 @@ public:
             ("receiver %s on %s", receiver.c_str(), path.c_str()));
     }
 
-    // Posted once per start: a receiver that retries in a loop must not flood the bus.
-    void refused_full(uint32_t max_clients, const std::string& receiver, const std::string& path,
-                      bool first) noexcept override
+    // Posted once per start and reason: a receiver that retries in a loop must not flood the
+    // bus. Later refusals are logged.
+    void refused(ipc::Refusal why, uint32_t max_clients, const std::string& receiver,
+                 const std::string& path, bool first) noexcept override
     {
-        if (first)
+        const bool fds = why == ipc::Refusal::NoFds;
+        if (!first) {
+            GST_WARNING_OBJECT(self_, "refused receiver %s on %s: %s", receiver.c_str(),
+                               path.c_str(),
+                               fds ? "out of file descriptors" : "max-clients are connected");
+            return;
+        }
+        if (fds) {
+            rlimit rl{};
+            ::getrlimit(RLIMIT_NOFILE, &rl);
+            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
+                                ("Refused a receiver: this process is out of file descriptors "
+                                 "(RLIMIT_NOFILE %llu).",
+                                 static_cast<unsigned long long>(rl.rlim_cur)),
+                                ("receiver %s on %s; later refusals are logged only; raise the "
+                                 "limit (ulimit -n) or lower max-pending / max-clients",
+                                 receiver.c_str(), path.c_str()));
+        } else {
             GST_ELEMENT_WARNING(
                 self_, RESOURCE, OPEN_READ_WRITE,
                 ("Refused a receiver: max-clients (%u) receivers are connected.", max_clients),
                 ("receiver %s on %s; later refusals are logged only", receiver.c_str(),
                  path.c_str()));
-        else
-            GST_WARNING_OBJECT(self_, "refused receiver %s on %s: max-clients (%u) are connected",
-                               receiver.c_str(), path.c_str(), max_clients);
+        }
     }
 
 private:

@@ -16,8 +16,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -46,9 +48,13 @@ public:
     {
         refusals++;
     }
-    void refused_full(uint32_t max_clients, const std::string&, const std::string&,
-                      bool first) noexcept override
+    void refused(Refusal why, uint32_t max_clients, const std::string&, const std::string&,
+                 bool first) noexcept override
     {
+        if (why == Refusal::NoFds) {
+            fd_refusals++;
+            return;
+        }
         full_refusals++;
         if (first)
             first_full_refusals++;
@@ -58,6 +64,7 @@ public:
     std::vector<std::string> lines;
     std::atomic<int> refusals{0};
     std::atomic<int> full_refusals{0};
+    std::atomic<int> fd_refusals{0};
     std::atomic<int> first_full_refusals{0};
     std::atomic<uint32_t> full_limit{0};
 };
@@ -237,6 +244,56 @@ TEST_F(IpcServerTest, MaxClientsRefusesOneMoreBeforeItsGreeting)
     EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
     EXPECT_EQ(server.peak_clients(), 2u);
     server.stop();
+}
+
+double cpu_seconds()
+{
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// With the fd table full, accept() fails with EMFILE and the connection stays in the backlog:
+// the listening socket stays readable, and a server that only retries spins. It must refuse
+// the receiver (a close before the greeting), say so, go idle, and serve again afterwards.
+TEST_F(IpcServerTest, AFullFdTableRefusesTheReceiverAndDoesNotSpin_Negative)
+{
+    ASSERT_TRUE(started(server, config_for_path()));
+    rlimit old{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+    rlimit low = old;
+    low.rlim_cur = std::min<rlim_t>(old.rlim_cur, 512);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    std::vector<UniqueFd> filler;
+    for (;;) {
+        UniqueFd fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        if (!fd)
+            break;
+        filler.push_back(std::move(fd));
+    }
+    ASSERT_FALSE(filler.empty());
+    for (int round = 1; round <= 2; ++round) {
+        filler.pop_back(); // exactly one slot: the receiver's own socket
+        auto rx = connect_to(path);
+        ASSERT_TRUE(rx) << rx.error().message();
+        EXPECT_TRUE(closed_without_greeting(rx->get())) << "round " << round;
+        EXPECT_TRUE(eventually([&] { return observer.fd_refusals.load() == round; }));
+        // Idle while the table stays full: no poll loop on a readable listening socket.
+        const double t0 = cpu_seconds();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        EXPECT_LT(cpu_seconds() - t0, 0.15) << "the serving thread spins";
+        rx->reset();
+        filler.push_back(UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC)));
+    }
+    EXPECT_EQ(server.clients(), 0u);
+    filler.clear();
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+
+    auto rx = connect_to(path);
+    ASSERT_TRUE(rx) << rx.error().message();
+    EXPECT_EQ(next_message(rx->get()).type, MsgType::Hello) << "served once fds are back";
+    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
 }
 
 TEST(IpcServer, UnlockEndsAWaitForAReceiver)

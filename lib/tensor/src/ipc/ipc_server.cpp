@@ -4,6 +4,7 @@
 
 #include "ipc_server.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,14 @@
 
 namespace edgetensor::ipc
 {
+
+namespace
+{
+// How long the listening socket sits out after accept() failed for want of fds or memory
+// with nothing to refuse the connection with: long enough not to spin, short enough that a
+// receiver is served soon after the shortage ends.
+constexpr int kAcceptBackoffMs = 100;
+} // namespace
 
 Keepalive& Keepalive::operator=(Keepalive&& o) noexcept
 {
@@ -81,7 +90,9 @@ bool Server::start(const ServerConfig& config, StartError* error)
         max_pending_ = config.max_pending;
         allowed_uid_ = config.allowed_uid;
         max_clients_ = std::max<uint32_t>(config.max_clients, 1);
-        refused_full_ = false;
+        refused_once_[0] = refused_once_[1] = false;
+        spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        accept_backoff_ = false;
         caps_.clear();
         caps_seq_ = 0;
         peak_clients_ = 0;
@@ -96,6 +107,7 @@ bool Server::start(const ServerConfig& config, StartError* error)
         std::lock_guard<std::mutex> lock(mu_);
         ::unlink(config.path.c_str());
         listen_fd_.reset();
+        spare_fd_.reset();
         wake_.close();
         path_.clear();
         return false;
@@ -127,6 +139,7 @@ void Server::stop() noexcept
                 ::unlink(path_.c_str());
         }
         listen_fd_.reset();
+        spare_fd_.reset();
         wake_.close();
         path_.clear();
         clients_ = 0;
@@ -218,12 +231,61 @@ bool Server::send_caps_locked(Client& c)
     return true;
 }
 
+bool Server::first_refusal_locked(Refusal why)
+{
+    bool& once = refused_once_[static_cast<size_t>(why)];
+    const bool first = !once;
+    once = true;
+    return first;
+}
+
+// The fd table is full: take the oldest connection off the backlog with the spare fd's slot
+// and close it, so the receiver hears of it (a close before its greeting) and the listening
+// socket stops being readable. False when that was not possible either.
+bool Server::refuse_for_want_of_fds(int err)
+{
+    if (!spare_fd_)
+        return false;
+    spare_fd_.reset();
+    auto fd = accept_on(listen_fd_.get());
+    std::string name = "a receiver";
+    if (fd) {
+        if (auto cred = peer_credentials(fd->get()))
+            name = "pid " + std::to_string(cred->pid) + " (uid " + std::to_string(cred->uid) + ")";
+        fd->reset();
+    }
+    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        return false;
+    std::string path;
+    bool first;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        path = path_;
+        first = first_refusal_locked(Refusal::NoFds);
+    }
+    log(LogLevel::Debug, "accept: %s; refused %s", std::strerror(err), name.c_str());
+    observer_.refused(Refusal::NoFds, 0, name, path, first);
+    return true;
+}
+
 void Server::accept_clients()
 {
     for (;;) {
         auto fd = accept_on(listen_fd_.get());
-        if (!fd)
-            return; // EAGAIN: none left (or a transient error, retried on the next wakeup)
+        if (!fd) {
+            const int err = fd.error().sys_errno();
+            if (err == EMFILE || err == ENFILE) {
+                if (refuse_for_want_of_fds(err))
+                    continue;
+            } else if (err != ENOBUFS && err != ENOMEM) {
+                return; // EAGAIN: none left; ECONNABORTED and the like: gone already
+            }
+            // Out of resources and nothing to refuse with: leave the backlog alone for a
+            // while rather than poll a socket that stays readable.
+            accept_backoff_ = true;
+            return;
+        }
         auto cred = peer_credentials(fd->get());
         if (!cred) {
             log(LogLevel::Warning, "refusing a receiver: %s", cred.error().message().c_str());
@@ -243,17 +305,15 @@ void Server::accept_clients()
             path = path_;
             max_clients = max_clients_;
             full = clients_list_.size() >= max_clients_;
-            if (full && (allowed < 0 || cred->uid == uid_t(allowed))) {
-                first_full = !refused_full_;
-                refused_full_ = true;
-            }
+            if (full && (allowed < 0 || cred->uid == uid_t(allowed)))
+                first_full = first_refusal_locked(Refusal::MaxClients);
         }
         if (allowed >= 0 && cred->uid != uid_t(allowed)) {
             observer_.refused_uid(*cred, allowed, c.name, path);
             continue; // closes the socket
         }
         if (full) {
-            observer_.refused_full(max_clients, c.name, path, first_full);
+            observer_.refused(Refusal::MaxClients, max_clients, c.name, path, first_full);
             continue; // closes the socket before the greeting: the receiver reports it
         }
         std::lock_guard<std::mutex> lock(mu_);
@@ -320,7 +380,10 @@ void Server::serve()
         fds.clear();
         owners.clear();
         fds.push_back({wake_.read_fd(), POLLIN, 0});
-        fds.push_back({listen_fd_.get(), POLLIN, 0});
+        // After a failed accept for want of resources, the listening socket sits out one
+        // poll of at most kAcceptBackoffMs (a negative fd is ignored by poll()).
+        const bool backoff = std::exchange(accept_backoff_, false);
+        fds.push_back({backoff ? -1 : listen_fd_.get(), POLLIN, 0});
         {
             std::lock_guard<std::mutex> lock(mu_);
             for (Client& c : clients_list_) {
@@ -328,7 +391,7 @@ void Server::serve()
                 owners.push_back(&c);
             }
         }
-        const int n = ::poll(fds.data(), fds.size(), -1);
+        const int n = ::poll(fds.data(), fds.size(), backoff ? kAcceptBackoffMs : -1);
         if (n < 0 && errno != EINTR) {
             log(LogLevel::Error, "poll failed: %s", std::strerror(errno));
             return;

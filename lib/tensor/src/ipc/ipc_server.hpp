@@ -52,6 +52,12 @@ private:
     void (*drop_)(void*) = nullptr;
 };
 
+/// Why a receiver was turned away before its greeting (besides allowed-uid).
+enum class Refusal : uint8_t {
+    MaxClients, ///< max_clients receivers were served already
+    NoFds,      ///< this process is out of file descriptors (EMFILE / ENFILE at accept)
+};
+
 /// How the server reaches the element's log and bus. Called from the serving thread and from
 /// send_frame()'s caller; implementations must be thread-safe and must not call the server.
 class ServerObserver
@@ -65,10 +71,11 @@ public:
     /// without the server's lock held, so the element may post a bus message.
     virtual void refused_uid(const PeerCredentials& peer, int allowed_uid,
                              const std::string& receiver, const std::string& path) noexcept = 0;
-    /// A receiver connected while max_clients were served and was disconnected. Called without
-    /// the server's lock held; `first` is true for the first such refusal since start().
-    virtual void refused_full(uint32_t max_clients, const std::string& receiver,
-                              const std::string& path, bool first) noexcept = 0;
+    /// A receiver was disconnected before its greeting for `why` (max_clients: the limit).
+    /// Called without the server's lock held; `first` is true for the first refusal of this
+    /// kind since start(), so a receiver retrying in a loop cannot flood the bus.
+    virtual void refused(Refusal why, uint32_t max_clients, const std::string& receiver,
+                         const std::string& path, bool first) noexcept = 0;
 };
 
 struct ServerConfig {
@@ -148,6 +155,8 @@ private:
 
     void serve();
     void accept_clients();
+    bool refuse_for_want_of_fds(int err);
+    bool first_refusal_locked(Refusal why);
     void read_client_locked(Client& c, Graveyard& graveyard);
     void release_all_locked(Client& c, Graveyard& graveyard);
     void reap_dead_locked(Graveyard& graveyard);
@@ -169,7 +178,12 @@ private:
     uint32_t max_pending_ = 2;
     int allowed_uid_ = -1;
     uint32_t max_clients_ = 64;
-    bool refused_full_ = false; ///< a refusal for max_clients was reported since start()
+    bool refused_once_[2] = {}; ///< per Refusal: reported since start()
+    /// Held open so that, with the fd table full, accept() can still take a connection off
+    /// the backlog (and refuse it) instead of leaving it there with the listening socket
+    /// readable, which would spin the serving thread.
+    UniqueFd spare_fd_;
+    bool accept_backoff_ = false; ///< accept failed for want of resources: poll it later
     std::string path_;
     dev_t path_dev_ = 0;
     ino_t path_ino_ = 0;
