@@ -7,11 +7,14 @@
 // (test_gl_dmabuf.cpp).
 
 #include "gl/egl_import.hpp"
+#include "gl/gl_api.hpp"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 
 namespace edgetensor::detail::gl
 {
@@ -239,6 +242,23 @@ TEST(GlEglAttribs, BadDescriptionsAreRefusedByName_Negative)
     grid.yuv_hints = Colorimetry{ColorSpace::Unspecified, ColorTransfer::Unspecified,
                                  ColorEncoding::Bt601, ColorRange::Full};
     EXPECT_NE(error_of(grid).find("not a byte grid"), std::string::npos);
+}
+
+// EGL calls made off the GL thread (loading the entry points, compute=auto's device probe) run
+// on a thread that exits while libEGL is loaded, never on the caller's (a pooled streaming
+// thread that may exit during exit(), with libglvnd's per-thread state to destroy).
+TEST(GlThreads, RunOnOwnThreadRunsElsewhereAndWaits)
+{
+    std::thread::id ran;
+    bool finished = false;
+    run_on_own_thread([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ran = std::this_thread::get_id();
+        finished = true;
+    });
+    EXPECT_TRUE(finished) << "returned before the function ended";
+    EXPECT_NE(ran, std::thread::id());
+    EXPECT_NE(ran, std::this_thread::get_id());
 }
 
 } // namespace

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <system_error>
+#include <thread>
 
 namespace edgetensor::detail::gl
 {
@@ -68,10 +70,23 @@ std::string load()
 
 } // namespace
 
+void run_on_own_thread(const std::function<void()>& fn)
+{
+    try {
+        std::thread t(fn);
+        t.join();
+        return;
+    } catch (const std::system_error&) {
+        // No thread to be had (a thread limit): here, then, with the exit-time risk.
+    }
+    fn();
+}
+
 Result<const Api*> api()
 {
     std::call_once(g_once, [] {
-        g_error = load();
+        // eglGetProcAddress leaves per-thread state in libglvnd: see run_on_own_thread().
+        run_on_own_thread([] { g_error = load(); });
         if (!g_error.empty())
             ET_LOG_INFO("gl", "GL backend unavailable: %s", g_error.c_str());
     });

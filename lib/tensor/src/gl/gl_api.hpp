@@ -14,6 +14,7 @@
 // After gl3.h: GL_OES_EGL_image's glEGLImageTargetTexture2DOES.
 #include <GLES2/gl2ext.h>
 
+#include <functional>
 #include <string>
 
 namespace edgetensor::detail::gl
@@ -116,6 +117,12 @@ struct Api {
 /// extension strings say whether they may be used). EDGETENSOR_EGL_LIBRARY names another
 /// libEGL (tests use it to stand for a host without one).
 Result<const Api*> api();
+
+/// Runs `fn` on a thread of its own and waits for it (inline if no thread can be started).
+/// For EGL calls made off the GL thread: each leaves per-thread state in libglvnd whose
+/// destructor runs when the calling thread exits, which for a pooled GStreamer streaming
+/// thread can be during exit(), after libEGL's destructors, and crash there.
+void run_on_own_thread(const std::function<void()>& fn);
 
 /// "GL_INVALID_OPERATION", "EGL_BAD_MATCH", ... for messages.
 std::string gl_error_name(GLenum e);

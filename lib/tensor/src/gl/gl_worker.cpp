@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -404,16 +405,12 @@ void Worker::destroy_context() noexcept
     ET_LOG_DEBUG(kCat, "GL context %llu shut down", static_cast<unsigned long long>(serial_));
 }
 
-std::optional<std::string> software_only_reason()
+namespace
 {
-    auto a = api();
-    if (!a)
-        return a.error().message();
-    const char* dev = std::getenv("EDGETENSOR_GL_DEVICE");
-    const char* allow = std::getenv("EDGETENSOR_GL_ALLOW_SOFTWARE");
-    if ((dev && *dev) || (allow && std::strcmp(allow, "1") == 0))
-        return std::nullopt;
-    const Api& api_ = **a;
+
+// EGL lists its devices; nullopt when one has a DRM node or when EGL cannot tell.
+std::optional<std::string> egl_software_only(const Api& api_)
+{
     const char* client = api_.eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     if (!has_word(client, "EGL_EXT_device_enumeration") || !api_.eglQueryDevicesEXT)
         return std::nullopt; // cannot tell without a display
@@ -425,6 +422,27 @@ std::optional<std::string> software_only_reason()
         if (!device_node(api_, devs[i]).empty())
             return std::nullopt;
     return std::string("EGL lists no device with a DRM render node, only software rendering");
+}
+
+} // namespace
+
+std::optional<std::string> software_only_reason()
+{
+    auto a = api();
+    if (!a)
+        return a.error().message();
+    const char* dev = std::getenv("EDGETENSOR_GL_DEVICE");
+    const char* allow = std::getenv("EDGETENSOR_GL_ALLOW_SOFTWARE");
+    if ((dev && *dev) || (allow && std::strcmp(allow, "1") == 0))
+        return std::nullopt;
+    // Asked once per process, on a thread of its own: an EGL call leaves per-thread state in
+    // libglvnd whose destructor runs when the calling thread exits. On a GStreamer streaming
+    // thread (pooled, exiting at any time) that can be during exit(), after libEGL's own
+    // destructors ran: a SIGSEGV at the end of a pipeline program.
+    static std::once_flag once;
+    static std::optional<std::string> reason;
+    std::call_once(once, [&] { run_on_own_thread([&] { reason = egl_software_only(**a); }); });
+    return reason;
 }
 
 Result<std::shared_ptr<Worker>> shared_worker()
