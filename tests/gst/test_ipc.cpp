@@ -498,6 +498,34 @@ TEST_F(GstIpc, AReceiverBeyondMaxClientsIsRefusedAndTheOthersGoOn_Negative)
     EXPECT_EQ(uint_property(sink, "clients"), 1u);
 }
 
+// As videotestsrc: a live tensortestsrc reports one frame of latency and no maximum. A maximum
+// of one frame is less than the sink's processing deadline (20 ms) on top of it, so every live
+// camera-sharing pipeline warned "Pipeline construction is invalid, please add queues".
+TEST_F(GstIpc, ALiveSenderReportsOneFrameOfLatencyAndNoMaximumAndNoWarning)
+{
+    SocketDir dir;
+    Pipeline tx("tensortestsrc name=src is-live=true num-buffers=30 ! " + std::string(kSmallNv12) +
+                " ! tensoripcsink socket-path=" + dir.path());
+    // PLAYING reached: the sink prerolled, so the source has negotiated its frame rate.
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    EXPECT_EQ(gst_element_get_state(tx.get(), nullptr, nullptr, 5 * GST_SECOND),
+              GST_STATE_CHANGE_SUCCESS);
+    GstObjectPtr<GstPad> pad(gst_element_get_static_pad(tx.by_name("src"), "src"));
+    MiniObjectPtr<GstQuery> q(gst_query_new_latency());
+    ASSERT_TRUE(gst_pad_query(pad.get(), q.get()));
+    gboolean live = FALSE;
+    GstClockTime min = 0, max = 0;
+    gst_query_parse_latency(q.get(), &live, &min, &max);
+    EXPECT_TRUE(live);
+    EXPECT_EQ(min, GST_SECOND / 30);
+    EXPECT_EQ(max, GST_CLOCK_TIME_NONE);
+
+    auto m =
+        tx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_WARNING | GST_MESSAGE_ERROR), 10s);
+    ASSERT_TRUE(m) << "no EOS";
+    EXPECT_EQ(GST_MESSAGE_TYPE(m.get()), GST_MESSAGE_EOS) << message_text(m.get());
+}
+
 TEST_F(GstIpc, SystemMemoryIsCopiedOnlyWithCopyModeAuto)
 {
     auto push_system_frames = [](const Pipeline& p, int n) {

@@ -3,7 +3,6 @@
 // The "edgetensor" plugin: registration, generic state cycling of every element, and
 // tensortestsrc through GstHarness.
 
-#include "element_harness.hpp"
 #include "fd_count.hpp"
 #include "gst_test_util.hpp"
 
@@ -283,47 +282,6 @@ TEST(GstTensorTestSrc, BufferOutlivesTheElement)
         EXPECT_TRUE(gst_buffer_get_edge_tensor_meta(kept.get()));
     }
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
-}
-
-// As videotestsrc: a live source reports one frame of latency and no maximum. A maximum of one
-// frame is less than the sink's processing deadline (20 ms) on top of it, so every live pipeline
-// used to warn "Pipeline construction is invalid, please add queues".
-TEST(GstTensorTestSrc, LiveLatencyIsOneFrameWithNoMaximumAndNoWarning)
-{
-    ASSERT_TRUE(load_system_plugin("coreelements")); // capsfilter, fakesink
-    GError* err = nullptr;
-    // tensoripcsink, as a user's camera-sharing pipeline (fakesink does not warn either way).
-    char dir[] = "/tmp/et-latency-XXXXXX";
-    ASSERT_TRUE(::mkdtemp(dir));
-    const std::string sock = std::string(dir) + "/s";
-    gst::GstObjectPtr<GstElement> p(gst_parse_launch(
-        ("tensortestsrc name=src is-live=true num-buffers=30 ! "
-         "video/x-raw,format=NV12,width=64,height=32,framerate=30/1 ! tensoripcsink socket-path=" +
-         sock)
-            .c_str(),
-        &err));
-    ASSERT_TRUE(p && !err) << (err ? err->message : "");
-    // PLAYING reached: the sink prerolled, so the source has negotiated its frame rate.
-    ASSERT_NE(gst_element_set_state(p.get(), GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-    EXPECT_EQ(gst_element_get_state(p.get(), nullptr, nullptr, 5 * GST_SECOND),
-              GST_STATE_CHANGE_SUCCESS);
-    gst::GstObjectPtr<GstElement> src(gst_bin_get_by_name(GST_BIN(p.get()), "src"));
-    gst::GstObjectPtr<GstPad> pad(gst_element_get_static_pad(src.get(), "src"));
-    GstQuery* q = gst_query_new_latency();
-    EXPECT_TRUE(gst_pad_query(pad.get(), q)); // (no ASSERT: the pipeline must reach NULL below)
-    gboolean live = FALSE;
-    GstClockTime min = 0, max = 0;
-    gst_query_parse_latency(q, &live, &min, &max);
-    gst_query_unref(q);
-    EXPECT_TRUE(live);
-    EXPECT_EQ(min, GST_SECOND / 30);
-    EXPECT_EQ(max, GST_CLOCK_TIME_NONE);
-
-    const PipelineRun r = run_pipeline(p.get(), 10 * GST_SECOND);
-    EXPECT_TRUE(r.eos) << r.errors;
-    EXPECT_EQ(r.warnings, "");
-    p.reset();
-    ::rmdir(dir);
 }
 
 } // namespace
