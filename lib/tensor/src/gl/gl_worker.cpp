@@ -435,10 +435,8 @@ std::optional<std::string> software_only_reason()
     const char* allow = std::getenv("EDGETENSOR_GL_ALLOW_SOFTWARE");
     if ((dev && *dev) || (allow && std::strcmp(allow, "1") == 0))
         return std::nullopt;
-    // Asked once per process, on a thread of its own: an EGL call leaves per-thread state in
-    // libglvnd whose destructor runs when the calling thread exits. On a GStreamer streaming
-    // thread (pooled, exiting at any time) that can be during exit(), after libEGL's own
-    // destructors ran: a SIGSEGV at the end of a pipeline program.
+    // Asked once per process, off the caller's thread (a streaming thread): see
+    // run_on_own_thread() for why no EGL call runs there.
     static std::once_flag once;
     static std::optional<std::string> reason;
     std::call_once(once, [&] { run_on_own_thread([&] { reason = egl_software_only(**a); }); });

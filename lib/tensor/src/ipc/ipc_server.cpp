@@ -26,6 +26,17 @@ namespace
 // with nothing to refuse the connection with: long enough not to spin, short enough that a
 // receiver is served soon after the shortage ends.
 constexpr int kAcceptBackoffMs = 100;
+
+// How a receiver is named in logs and bus messages.
+std::string receiver_name(const PeerCredentials& cred)
+{
+    return "pid " + std::to_string(cred.pid) + " (uid " + std::to_string(cred.uid) + ")";
+}
+
+UniqueFd open_spare_fd() noexcept
+{
+    return UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+}
 } // namespace
 
 Keepalive& Keepalive::operator=(Keepalive&& o) noexcept
@@ -91,7 +102,7 @@ bool Server::start(const ServerConfig& config, StartError* error)
         allowed_uid_ = config.allowed_uid;
         max_clients_ = std::max<uint32_t>(config.max_clients, 1);
         refused_once_[0] = refused_once_[1] = false;
-        spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        spare_fd_ = open_spare_fd();
         accept_backoff_ = false;
         caps_.clear();
         caps_seq_ = 0;
@@ -251,10 +262,10 @@ bool Server::refuse_for_want_of_fds(int err)
     std::string name = "a receiver";
     if (fd) {
         if (auto cred = peer_credentials(fd->get()))
-            name = "pid " + std::to_string(cred->pid) + " (uid " + std::to_string(cred->uid) + ")";
+            name = receiver_name(*cred);
         fd->reset();
     }
-    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    spare_fd_ = open_spare_fd();
     if (!fd)
         return false;
     std::string path;
@@ -294,7 +305,7 @@ void Server::accept_clients()
         Client c;
         c.fd = std::move(*fd);
         c.cred = *cred;
-        c.name = "pid " + std::to_string(cred->pid) + " (uid " + std::to_string(cred->uid) + ")";
+        c.name = receiver_name(*cred);
         int allowed;
         std::string path;
         uint32_t max_clients;
