@@ -296,14 +296,9 @@ TEST_F(IpcServerTest, AFullFdTableRefusesTheReceiverAndDoesNotSpin_Negative)
     EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
 }
 
-TEST(IpcServer, UnlockEndsAWaitForAReceiver)
+TEST_F(IpcServerTest, UnlockEndsAWaitForAReceiver)
 {
-    const std::string path = temp_socket_path();
-    RecordingObserver observer;
-    Server server(observer);
-    ServerConfig config;
-    config.path = path;
-    ASSERT_TRUE(started(server, config));
+    ASSERT_TRUE(started(server, config_for_path()));
     const MemoryRecord rec = flat_record(4096);
     const int fds[] = {-1};
     std::thread unlocker([&] {
@@ -315,8 +310,6 @@ TEST(IpcServer, UnlockEndsAWaitForAReceiver)
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(*r, SendOutcome::Flushing);
     server.unlock_stop();
-    server.stop();
-    ::rmdir(path.substr(0, path.rfind('/')).c_str());
 }
 
 TEST(IpcServer, NamesTheStepThatFailed)
