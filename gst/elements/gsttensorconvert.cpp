@@ -56,7 +56,6 @@
 #include "internal.hpp"
 #include "tensorconvert_caps.hpp"
 #include "tensorconvert_colorimetry.hpp"
-#include "tensorconvert_compute.hpp"
 #include "tensorconvert_input.hpp"
 #include "tensorconvert_pool.hpp"
 #include "tensorconvert_properties.hpp"
@@ -206,105 +205,92 @@ gboolean gst_tensor_convert_sink_event(GstBaseTransform* trans, GstEvent* event)
     return GST_BASE_TRANSFORM_CLASS(gst_tensor_convert_parent_class)->sink_event(trans, event);
 }
 
-gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps)
+// The converter for `in` under `s`, or nullopt after an element error naming why not.
+std::optional<et::Converter> make_converter(GstTensorConvert* self, const Settings& s,
+                                            const cs::InputCaps& in, GstCaps* incaps)
 {
-    const Settings s = settings_snapshot(self);
-
-    GstVideoInfo in_info;
-    if (!gst_video_info_from_caps(&in_info, incaps)) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse the input caps."),
-                          ("%" GST_PTR_FORMAT, incaps));
-        return FALSE;
+    auto cfg = cs::engine_config(s, in.facts);
+    if (!cfg) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("%s", cfg.error().message().c_str()),
+                          (nullptr));
+        return std::nullopt;
     }
-    if (GST_VIDEO_INFO_INTERLACE_MODE(&in_info) != GST_VIDEO_INTERLACE_MODE_PROGRESSIVE) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                          ("tensorconvert needs progressive video; deinterlace first."),
-                          ("%" GST_PTR_FORMAT, incaps));
-        return FALSE;
-    }
-    const char* fmt_name = gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&in_info));
-    const auto src_format = et::convert_format_from_name(fmt_name ? fmt_name : "");
-    if (!src_format) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                          ("tensorconvert cannot read %s frames.", fmt_name ? fmt_name : "?"),
-                          ("%" GST_PTR_FORMAT, incaps));
-        return FALSE;
-    }
-
-    et::ConvertConfig cfg;
-    eg::ConvertColorimetry colorimetry;
-    if (!cs::engine_config(GST_ELEMENT(self), s, in_info, incaps, *src_format, &colorimetry, &cfg))
-        return FALSE;
-    auto conv = et::Converter::create(cfg);
+    auto conv = et::Converter::create(*cfg);
     if (!conv) {
         GST_ELEMENT_ERROR(
             self, CORE, NEGOTIATION,
             ("Cannot convert %" GST_PTR_FORMAT " with %s: %s", incaps,
              cs::describe_settings(s).c_str(), conv.error().message().c_str()),
             ("edgetensor error %s", std::string(et::error_code_name(conv.error().code())).c_str()));
-        return FALSE;
+        return std::nullopt;
     }
+    return std::move(*conv);
+}
+
+void log_conversion(GstTensorConvert* self, const cs::InputCaps& in, const et::Converter& conv)
+{
+    const et::ConvertConfig& cfg = conv.config();
+    const et::ConvertGeometry& g = conv.geometry();
+    GST_INFO_OBJECT(self,
+                    "%s %zux%zu (%s) -> %s %zux%zu %s %s, %zu threads; content %zux%zu at "
+                    "(%zu,%zu), scale %.6f, padding l%zu t%zu r%zu b%zu",
+                    in.format_name, cfg.src_width, cfg.src_height,
+                    conv.applied_colorimetry().to_string().c_str(),
+                    std::string(et::output_format_name(cfg.dst_format)).c_str(), conv.dst_width(),
+                    conv.dst_height(), std::string(et::tensor_layout_name(cfg.layout)).c_str(),
+                    eg::tensor_type_name(cfg.dtype), conv.threads(), g.content.width,
+                    g.content.height, g.content.x, g.content.y, g.scale, g.pad_left, g.pad_top,
+                    g.pad_right, g.pad_bottom);
+    GST_INFO_OBJECT(self, "compute %s (%s)",
+                    std::string(et::convert_compute_name(conv.compute())).c_str(),
+                    conv.compute_reason().c_str());
+}
+
+// Makes `st` the streaming state for `incaps`, carrying over what outlives a caps change (the
+// frame count and counters, the import cache re-keyed, the colorimetry assumption warned
+// about). True when `assumed` is one not warned about yet since start.
+bool install_streaming(GstTensorConvert* self, Streaming st, GstCaps* incaps,
+                       const std::string& assumed)
+{
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    Streaming& old = state_of(self).streaming;
+    st.frames = old.frames;
+    st.warned_colorimetry = old.warned_colorimetry;
+    const bool warn = !assumed.empty() && assumed != st.warned_colorimetry;
+    if (warn)
+        st.warned_colorimetry = assumed;
+    st.counters = cs::carry_over(old.counters, old.converter ? &*old.converter : nullptr);
+    st.cache = std::move(old.cache);
+    if (st.cache && !gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps))
+        GST_DEBUG_OBJECT(self, "input caps not importable: frames are mapped instead");
+    old = std::move(st);
+    return warn;
+}
+
+// input caps -> engine configuration -> converter -> output caps check -> streaming state,
+// then the letterbox report and the colorimetry warning (outside the locks).
+gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps)
+{
+    const Settings s = settings_snapshot(self);
+    cs::InputCaps in;
+    if (!cs::check_input_caps(GST_ELEMENT(self), s, incaps, &in))
+        return FALSE;
+    std::optional<et::Converter> conv = make_converter(self, s, in, incaps);
+    if (!conv)
+        return FALSE;
     Streaming st;
-    st.in_info = in_info;
+    st.in_info = in.info;
     if (!cs::check_output_caps(GST_ELEMENT(self), s, *conv, outcaps, &st.out))
         return FALSE;
-
-    const et::ConvertGeometry& g = conv->geometry();
-    GST_INFO_OBJECT(
-        self,
-        "%s %zux%zu (%s) -> %s %zux%zu %s %s, %zu threads; content %zux%zu at "
-        "(%zu,%zu), scale %.6f, padding l%zu t%zu r%zu b%zu",
-        fmt_name, cfg.src_width, cfg.src_height, conv->applied_colorimetry().to_string().c_str(),
-        std::string(et::output_format_name(cfg.dst_format)).c_str(), conv->dst_width(),
-        conv->dst_height(), std::string(et::tensor_layout_name(cfg.layout)).c_str(),
-        eg::tensor_type_name(cfg.dtype), conv->threads(), g.content.width, g.content.height,
-        g.content.x, g.content.y, g.scale, g.pad_left, g.pad_top, g.pad_right, g.pad_bottom);
-    GST_INFO_OBJECT(self, "compute %s (%s)",
-                    std::string(et::convert_compute_name(conv->compute())).c_str(),
-                    conv->compute_reason().c_str());
-
-    st.converter.emplace(std::move(*conv));
-    st.out_colorimetry = colorimetry.output.pack();
-    st.applied_colorimetry = colorimetry.applied.pack();
-    std::string assumed;
-    if (!colorimetry.assumed_axes.empty())
-        assumed = eg::colorimetry_gst_string(colorimetry.applied, GST_VIDEO_INFO_FORMAT(&in_info));
-    bool warn = false;
-    {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        st.frames = state_of(self).streaming.frames;
-        st.warned_colorimetry = state_of(self).streaming.warned_colorimetry;
-        if (!assumed.empty() && assumed != st.warned_colorimetry) {
-            st.warned_colorimetry = assumed;
-            warn = true;
-        }
-        const Streaming& old = state_of(self).streaming;
-        st.counters = cs::carry_over(old.counters, old.converter ? &*old.converter : nullptr);
-        st.cache = std::move(state_of(self).streaming.cache);
-        if (st.cache && !gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps))
-            GST_DEBUG_OBJECT(self, "input caps not importable: frames are mapped instead");
-        state_of(self).streaming = std::move(st);
-    }
-    {
-        eg::ObjectLockGuard lock(self);
-        Report& r = state_of(self).report;
-        r.scale = g.scale;
-        r.left = guint(g.pad_left);
-        r.top = guint(g.pad_top);
-        r.right = guint(g.pad_right);
-        r.bottom = guint(g.pad_bottom);
-    }
-    for (const char* p : {"letterbox-scale", "letterbox-left", "letterbox-top", "letterbox-right",
-                          "letterbox-bottom"})
-        g_object_notify(G_OBJECT(self), p);
+    log_conversion(self, in, *conv);
+    const et::ConvertGeometry g = conv->geometry();
+    st.converter = std::move(conv);
+    st.out_colorimetry = in.colorimetry.output.pack();
+    st.applied_colorimetry = in.colorimetry.applied.pack();
+    const bool warn = install_streaming(self, std::move(st), incaps, in.assumed);
+    cs::publish_report(GST_ELEMENT(self), &state_of(self).report, g);
     if (warn)
-        GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                            ("The input (%s %zux%zu) does not say its colorimetry's %s; assuming "
-                             "\"%s\", GStreamer's default for this frame. Add colorimetry=... "
-                             "to the caps before tensorconvert to choose.",
-                             fmt_name, cfg.src_width, cfg.src_height,
-                             colorimetry.assumed_axes.c_str(), assumed.c_str()),
-                            ("input caps %" GST_PTR_FORMAT, incaps));
+        cs::warn_assumed_colorimetry(GST_ELEMENT(self), in, incaps);
     return TRUE;
 }
 

@@ -6,7 +6,6 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
-#include "tensorconvert_compute.hpp"
 
 #include <gst/edgetensor/edgetensor.hpp>
 
@@ -42,38 +41,6 @@ GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
                     "width = " SIZE_RANGE ", height = " SIZE_RANGE ", "
                     "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
 
-OutputFormat output_format(GstTensorConvertFormat f)
-{
-    switch (f) {
-    case GST_TENSOR_CONVERT_FORMAT_BGR:
-        return OutputFormat::Bgr;
-    case GST_TENSOR_CONVERT_FORMAT_RGBA:
-        return OutputFormat::Rgba;
-    case GST_TENSOR_CONVERT_FORMAT_BGRA:
-        return OutputFormat::Bgra;
-    case GST_TENSOR_CONVERT_FORMAT_GRAY:
-        return OutputFormat::Gray;
-    case GST_TENSOR_CONVERT_FORMAT_RGB:
-        break;
-    }
-    return OutputFormat::Rgb;
-}
-
-DType output_dtype(GstTensorConvertDType d)
-{
-    switch (d) {
-    case GST_TENSOR_CONVERT_DTYPE_INT8:
-        return DType::I8;
-    case GST_TENSOR_CONVERT_DTYPE_FLOAT16:
-        return DType::F16;
-    case GST_TENSOR_CONVERT_DTYPE_FLOAT32:
-        return DType::F32;
-    case GST_TENSOR_CONVERT_DTYPE_UINT8:
-        break;
-    }
-    return DType::U8;
-}
-
 GstVideoFormat output_video_format(const Settings& s)
 {
     if (s.dtype != GST_TENSOR_CONVERT_DTYPE_UINT8 || s.layout != GST_TENSOR_CONVERT_LAYOUT_HWC)
@@ -91,11 +58,6 @@ GstVideoFormat output_video_format(const Settings& s)
         return GST_VIDEO_FORMAT_GRAY8;
     }
     return GST_VIDEO_FORMAT_UNKNOWN;
-}
-
-size_t channels_of(const Settings& s)
-{
-    return output_format_channels(output_format(s.format));
 }
 
 Shape output_shape(const Settings& s, size_t w, size_t h)
@@ -323,8 +285,7 @@ std::string describe_settings(const Settings& s)
     std::string d = "format=";
     d += output_format_name(output_format(s.format));
     d += " layout=";
-    d += tensor_layout_name(s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW ? TensorLayout::Chw
-                                                                      : TensorLayout::Hwc);
+    d += tensor_layout_name(output_layout(s.layout));
     d += " dtype=";
     d += tensor_type_name(output_dtype(s.dtype));
     d += " width=" + std::to_string(s.width) + " height=" + std::to_string(s.height);
@@ -361,45 +322,51 @@ bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps
     return false;
 }
 
-bool engine_config(GstElement* self, const Settings& s, const GstVideoInfo& in_info,
-                   GstCaps* incaps, ConvertFormat src_format, ConvertColorimetry* colorimetry,
-                   ConvertConfig* cfg)
+bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, InputCaps* in)
 {
-    cfg->src_format = src_format;
-    cfg->src_width = size_t(GST_VIDEO_INFO_WIDTH(&in_info));
-    cfg->src_height = size_t(GST_VIDEO_INFO_HEIGHT(&in_info));
-    // What the caps say, unspecified axes resolved with GStreamer's defaults for the frame
-    // (reported below): the engine then guesses nothing, and the meta records it all.
-    *colorimetry = resolve_convert_colorimetry(
-        in_info, gst_structure_has_field(gst_caps_get_structure(incaps, 0), "colorimetry"),
-        s.format == GST_TENSOR_CONVERT_FORMAT_GRAY ? GST_VIDEO_FORMAT_GRAY8 : GST_VIDEO_FORMAT_RGB);
-    cfg->src_colorimetry = colorimetry->applied;
-    cfg->crop = s.crop;
-    cfg->dst_width = s.width;
-    cfg->dst_height = s.height;
-    cfg->dst_format = output_format(s.format);
-    cfg->layout = s.layout == GST_TENSOR_CONVERT_LAYOUT_CHW ? TensorLayout::Chw : TensorLayout::Hwc;
-    cfg->dtype = output_dtype(s.dtype);
-    const size_t channels = channels_of(s);
-    if (!per_channel(s.mean, channels, 0.f, &cfg->mean) ||
-        !per_channel(s.stdev, channels, 1.f, &cfg->std)) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                          ("mean and std need one value or one per output channel (%zu for "
-                           "format=%s); got mean=\"%s\" std=\"%s\".",
-                           channels, std::string(output_format_name(cfg->dst_format)).c_str(),
-                           s.mean_str.c_str(), s.std_str.c_str()),
-                          (nullptr));
+    if (!gst_video_info_from_caps(&in->info, incaps)) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse the input caps."),
+                          ("%" GST_PTR_FORMAT, incaps));
         return false;
     }
-    cfg->method = s.method == GST_TENSOR_CONVERT_METHOD_NEAREST ? ResizeMethod::Nearest
-                                                                : ResizeMethod::Bilinear;
-    cfg->letterbox = s.letterbox;
-    // 0xAARRGGBB; the engine writes alpha only into 4-channel outputs.
-    cfg->fill = {guint8((s.fill_color >> 16) & 0xff), guint8((s.fill_color >> 8) & 0xff),
-                 guint8(s.fill_color & 0xff), guint8((s.fill_color >> 24) & 0xff)};
-    cfg->threads = s.n_threads;
-    cfg->compute = convert_compute(s.compute);
+    if (GST_VIDEO_INFO_INTERLACE_MODE(&in->info) != GST_VIDEO_INTERLACE_MODE_PROGRESSIVE) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                          ("tensorconvert needs progressive video; deinterlace first."),
+                          ("%" GST_PTR_FORMAT, incaps));
+        return false;
+    }
+    const GstVideoFormat vf = GST_VIDEO_INFO_FORMAT(&in->info);
+    const char* fmt_name = gst_video_format_to_string(vf);
+    const auto src_format = convert_format_from_name(fmt_name ? fmt_name : "");
+    if (!src_format) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                          ("tensorconvert cannot read %s frames.", fmt_name ? fmt_name : "?"),
+                          ("%" GST_PTR_FORMAT, incaps));
+        return false;
+    }
+    in->format_name = fmt_name;
+    // What the caps say, unspecified axes resolved with GStreamer's defaults for the frame
+    // (warned about): the engine then guesses nothing, and the meta records it all.
+    in->colorimetry = resolve_convert_colorimetry(
+        in->info, gst_structure_has_field(gst_caps_get_structure(incaps, 0), "colorimetry"),
+        s.format == GST_TENSOR_CONVERT_FORMAT_GRAY ? GST_VIDEO_FORMAT_GRAY8 : GST_VIDEO_FORMAT_RGB);
+    in->assumed.clear();
+    if (!in->colorimetry.assumed_axes.empty())
+        in->assumed = colorimetry_gst_string(in->colorimetry.applied, vf);
+    in->facts = {*src_format, size_t(GST_VIDEO_INFO_WIDTH(&in->info)),
+                 size_t(GST_VIDEO_INFO_HEIGHT(&in->info)), in->colorimetry.applied};
     return true;
+}
+
+void warn_assumed_colorimetry(GstElement* self, const InputCaps& in, GstCaps* incaps)
+{
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                        ("The input (%s %zux%zu) does not say its colorimetry's %s; assuming "
+                         "\"%s\", GStreamer's default for this frame. Add colorimetry=... "
+                         "to the caps before tensorconvert to choose.",
+                         in.format_name, in.facts.width, in.facts.height,
+                         in.colorimetry.assumed_axes.c_str(), in.assumed.c_str()),
+                        ("input caps %" GST_PTR_FORMAT, incaps));
 }
 
 bool check_output_caps(GstElement* self, const Settings& s, const Converter& conv, GstCaps* outcaps,

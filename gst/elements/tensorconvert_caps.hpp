@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 //
 // tensorconvert's caps: the pad templates, what the settings produce from an input and accept
-// for an output (transform_caps, fixate), the engine configuration negotiated caps stand for,
-// and the checks that make a mismatch an error naming both sides instead of a bare
-// "not-negotiated".
+// for an output (transform_caps, fixate), what negotiated input caps say for the engine
+// configuration (tensorconvert_settings.hpp), and the checks that make a mismatch an error
+// naming both sides instead of a bare "not-negotiated".
 
 #pragma once
 
 #include "tensorconvert_colorimetry.hpp"
-#include "tensorconvert_properties.hpp"
+#include "tensorconvert_settings.hpp"
 
 #include <edgetensor/convert.hpp>
 
@@ -25,12 +25,9 @@ namespace edgetensor::gst::tensorconvert
 extern GstStaticPadTemplate sink_template;
 extern GstStaticPadTemplate src_template;
 
-OutputFormat output_format(GstTensorConvertFormat f);
-DType output_dtype(GstTensorConvertDType d);
 /// The video format of a uint8 HWC output, GST_VIDEO_FORMAT_UNKNOWN when the output cannot be
 /// video/x-raw.
 GstVideoFormat output_video_format(const Settings& s);
-size_t channels_of(const Settings& s);
 /// Outermost first: [1, H, W, C] or [1, C, H, W].
 Shape output_shape(const Settings& s, size_t w, size_t h);
 /// "format=rgb layout=hwc dtype=uint8 width=640 height=640[ crop=...]", for messages.
@@ -55,12 +52,26 @@ gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCa
 /// produces from `incaps` and what downstream accepts.
 bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps);
 
-/// The engine's configuration for the input `in_info` (from `incaps`, frames in `src_format`)
-/// under `s`, the colorimetry resolved into `*colorimetry`. False after an element error when
-/// mean or std do not spread over the output channels.
-bool engine_config(GstElement* self, const Settings& s, const GstVideoInfo& in_info,
-                   GstCaps* incaps, ConvertFormat src_format, ConvertColorimetry* colorimetry,
-                   ConvertConfig* cfg);
+/// What the negotiated input caps say.
+struct InputCaps {
+    GstVideoInfo info{};
+    /// GStreamer's name of the frames' format ("NV12"), for messages.
+    const char* format_name = "?";
+    /// What the engine's configuration takes from the caps (engine_config()).
+    InputFacts facts;
+    /// The colorimetry applied (facts.colorimetry), the output's, and what was assumed.
+    ConvertColorimetry colorimetry;
+    /// The applied colorimetry as a caps string when some axis of it was assumed, else empty.
+    std::string assumed;
+};
+
+/// Reads `incaps` for a conversion under `s`: false after an element error when they cannot be
+/// parsed, are not progressive, or carry frames the engine cannot read.
+bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, InputCaps* in);
+
+/// The element warning that the input's colorimetry was assumed (`in.assumed`); call it outside
+/// the element's locks.
+void warn_assumed_colorimetry(GstElement* self, const InputCaps& in, GstCaps* incaps);
 
 /// What the negotiated output caps say about the buffers transform() writes.
 struct OutputCaps {

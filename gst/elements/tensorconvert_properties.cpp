@@ -77,6 +77,20 @@ GType gst_tensor_convert_method_get_type(void)
     return register_enum(&type, "GstTensorConvertMethod", values);
 }
 
+GType gst_tensor_convert_compute_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_CONVERT_COMPUTE_AUTO,
+         "GL on a hardware GPU renderer, else the CPU (the reason is logged)", "auto"},
+        {GST_TENSOR_CONVERT_COMPUTE_CPU, "The CPU conversion engine", "cpu"},
+        {GST_TENSOR_CONVERT_COMPUTE_GL,
+         "OpenGL ES 3 shaders (EGL, headless); an error when no GL context can be had", "gl"},
+        {0, nullptr, nullptr},
+    };
+    return register_enum(&type, "GstTensorConvertCompute", values);
+}
+
 namespace edgetensor::gst::tensorconvert
 {
 
@@ -255,6 +269,21 @@ bool get_property(const Settings& s, const Report& r, guint prop_id, GValue* val
         return false;
     }
     return true;
+}
+
+void publish_report(GstElement* self, Report* r, const ConvertGeometry& g)
+{
+    {
+        ObjectLockGuard lock(self);
+        r->scale = g.scale;
+        r->left = guint(g.pad_left);
+        r->top = guint(g.pad_top);
+        r->right = guint(g.pad_right);
+        r->bottom = guint(g.pad_bottom);
+    }
+    for (const char* p : {"letterbox-scale", "letterbox-left", "letterbox-top", "letterbox-right",
+                          "letterbox-bottom"})
+        g_object_notify(G_OBJECT(self), p);
 }
 
 void install_properties(GObjectClass* gobject_class)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// tensorconvert's string properties: parsing and validation (tensorconvert_settings.hpp).
+// tensorconvert's settings: the string properties' parsing and validation, and the engine
+// configuration the settings stand for (tensorconvert_settings.hpp).
 
 #include "tensorconvert_settings.hpp"
 
@@ -171,6 +172,97 @@ std::string Refusals::describe() const
         d += prop + " " + what;
     }
     return d;
+}
+
+OutputFormat output_format(GstTensorConvertFormat f) noexcept
+{
+    switch (f) {
+    case GST_TENSOR_CONVERT_FORMAT_BGR:
+        return OutputFormat::Bgr;
+    case GST_TENSOR_CONVERT_FORMAT_RGBA:
+        return OutputFormat::Rgba;
+    case GST_TENSOR_CONVERT_FORMAT_BGRA:
+        return OutputFormat::Bgra;
+    case GST_TENSOR_CONVERT_FORMAT_GRAY:
+        return OutputFormat::Gray;
+    case GST_TENSOR_CONVERT_FORMAT_RGB:
+        break;
+    }
+    return OutputFormat::Rgb;
+}
+
+DType output_dtype(GstTensorConvertDType d) noexcept
+{
+    switch (d) {
+    case GST_TENSOR_CONVERT_DTYPE_INT8:
+        return DType::I8;
+    case GST_TENSOR_CONVERT_DTYPE_FLOAT16:
+        return DType::F16;
+    case GST_TENSOR_CONVERT_DTYPE_FLOAT32:
+        return DType::F32;
+    case GST_TENSOR_CONVERT_DTYPE_UINT8:
+        break;
+    }
+    return DType::U8;
+}
+
+TensorLayout output_layout(GstTensorConvertLayout l) noexcept
+{
+    return l == GST_TENSOR_CONVERT_LAYOUT_CHW ? TensorLayout::Chw : TensorLayout::Hwc;
+}
+
+ResizeMethod resize_method(GstTensorConvertMethod m) noexcept
+{
+    return m == GST_TENSOR_CONVERT_METHOD_NEAREST ? ResizeMethod::Nearest : ResizeMethod::Bilinear;
+}
+
+ConvertCompute convert_compute(GstTensorConvertCompute c) noexcept
+{
+    switch (c) {
+    case GST_TENSOR_CONVERT_COMPUTE_CPU:
+        return ConvertCompute::Cpu;
+    case GST_TENSOR_CONVERT_COMPUTE_GL:
+        return ConvertCompute::Gl;
+    case GST_TENSOR_CONVERT_COMPUTE_AUTO:
+        break;
+    }
+    return ConvertCompute::Auto;
+}
+
+size_t channels_of(const Settings& s)
+{
+    return output_format_channels(output_format(s.format));
+}
+
+Result<ConvertConfig> engine_config(const Settings& s, const InputFacts& in)
+{
+    ConvertConfig cfg;
+    cfg.src_format = in.format;
+    cfg.src_width = in.width;
+    cfg.src_height = in.height;
+    cfg.src_colorimetry = in.colorimetry;
+    cfg.crop = s.crop;
+    cfg.dst_width = s.width;
+    cfg.dst_height = s.height;
+    cfg.dst_format = output_format(s.format);
+    cfg.layout = output_layout(s.layout);
+    cfg.dtype = output_dtype(s.dtype);
+    const size_t channels = channels_of(s);
+    if (!per_channel(s.mean, channels, 0.f, &cfg.mean) ||
+        !per_channel(s.stdev, channels, 1.f, &cfg.std))
+        return make_error(ErrorCode::InvalidArgument,
+                          "mean and std need one value or one per output channel (" +
+                              std::to_string(channels) +
+                              " for format=" + std::string(output_format_name(cfg.dst_format)) +
+                              "); got mean=\"" + s.mean_str + "\" std=\"" + s.std_str + "\".");
+    cfg.method = resize_method(s.method);
+    cfg.letterbox = s.letterbox;
+    // 0xAARRGGBB; the engine writes alpha only into 4-channel outputs.
+    cfg.fill = {uint8_t((s.fill_color >> 16) & 0xff), uint8_t((s.fill_color >> 8) & 0xff),
+                uint8_t(s.fill_color & 0xff), uint8_t((s.fill_color >> 24) & 0xff)};
+    cfg.threads = s.n_threads;
+    cfg.compute = convert_compute(s.compute);
+    return cfg;
 }
 
 } // namespace edgetensor::gst::tensorconvert

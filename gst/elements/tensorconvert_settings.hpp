@@ -1,11 +1,21 @@
 // SPDX-License-Identifier: MIT
 //
-// tensorconvert's string properties (mean, std, crop): parsing, validation, and the record of
-// refused values that keeps the element from starting with settings nobody asked for.
+// tensorconvert's settings: the writable properties' values, the parsing and validation of its
+// string properties (mean, std, crop) with the record of refused values that keeps the element
+// from starting with settings nobody asked for, and the one pure function from settings (and
+// what the input caps say) to the engine's configuration. No pipeline, no element: unit-tested
+// on its own (tests/gst/test_tensorconvert_engine_config.cpp).
 
 #pragma once
 
+#include "gsttensorconvert.h"
+
+#include <edgetensor/colorimetry.hpp>
+#include <edgetensor/convert.hpp>
+#include <edgetensor/error.hpp>
 #include <edgetensor/types.hpp>
+
+#include <glib.h>
 
 #include <array>
 #include <cstddef>
@@ -19,6 +29,56 @@ namespace edgetensor::gst::tensorconvert
 
 /// Largest width, height or crop coordinate.
 inline constexpr unsigned kMaxSize = 16384;
+
+inline constexpr guint DEFAULT_WIDTH = 0;
+inline constexpr guint DEFAULT_HEIGHT = 0;
+inline constexpr GstTensorConvertFormat DEFAULT_FORMAT = GST_TENSOR_CONVERT_FORMAT_RGB;
+inline constexpr GstTensorConvertLayout DEFAULT_LAYOUT = GST_TENSOR_CONVERT_LAYOUT_HWC;
+inline constexpr GstTensorConvertDType DEFAULT_DTYPE = GST_TENSOR_CONVERT_DTYPE_UINT8;
+inline constexpr GstTensorConvertMethod DEFAULT_METHOD = GST_TENSOR_CONVERT_METHOD_BILINEAR;
+inline constexpr gboolean DEFAULT_LETTERBOX = FALSE;
+// ARGB, as GStreamer's video converter takes its border colour (GstVideoConverter.border-argb).
+inline constexpr guint DEFAULT_FILL_COLOR = 0xff000000;
+inline constexpr guint DEFAULT_N_THREADS = 1;
+inline constexpr GstTensorConvertCompute DEFAULT_COMPUTE = GST_TENSOR_CONVERT_COMPUTE_AUTO;
+
+/// Property values that were refused and not replaced since: gst-launch sets properties before
+/// the element has a bus, so a warning can go unseen; start() refuses to run while any is here.
+class Refusals
+{
+public:
+    void refuse(const std::string& prop, const std::string& value, const std::string& why);
+    /// A value of `prop` was accepted: its earlier refusal no longer stands.
+    void accept(const std::string& prop) { refused_.erase(prop); }
+    bool empty() const noexcept { return refused_.empty(); }
+    /// "std \"0\" (std values must not be zero); crop \"a\" (...)".
+    std::string describe() const;
+
+private:
+    std::map<std::string, std::string> refused_; // prop -> "\"value\" (why)"
+};
+
+/// The writable properties' values (under the element's object lock).
+struct Settings {
+    guint width = DEFAULT_WIDTH;
+    guint height = DEFAULT_HEIGHT;
+    GstTensorConvertFormat format = DEFAULT_FORMAT;
+    GstTensorConvertLayout layout = DEFAULT_LAYOUT;
+    GstTensorConvertDType dtype = DEFAULT_DTYPE;
+    GstTensorConvertMethod method = DEFAULT_METHOD;
+    std::string mean_str;
+    std::vector<float> mean;
+    std::string std_str;
+    std::vector<float> stdev;
+    gboolean letterbox = DEFAULT_LETTERBOX;
+    guint fill_color = DEFAULT_FILL_COLOR;
+    std::string crop_str;
+    std::optional<Region> crop;
+    guint n_threads = DEFAULT_N_THREADS;
+    GstTensorConvertCompute compute = DEFAULT_COMPUTE;
+    // Values set but refused (and not replaced since): start() will not run with them.
+    Refusals refused;
+};
 
 /// "a,b,c" (at most 4 values, one per output channel) as floats; empty = no values. Every value
 /// must be a finite number whose magnitude fits a float (a mean of 1e39 would become inf).
@@ -41,20 +101,29 @@ bool per_channel(const std::vector<float>& v, size_t channels, float def,
 bool normalisation_is_finite(const std::vector<float>& mean, const std::vector<float>& stdev,
                              size_t channels, std::string* why);
 
-/// Property values that were refused and not replaced since: gst-launch sets properties before
-/// the element has a bus, so a warning can go unseen; start() refuses to run while any is here.
-class Refusals
-{
-public:
-    void refuse(const std::string& prop, const std::string& value, const std::string& why);
-    /// A value of `prop` was accepted: its earlier refusal no longer stands.
-    void accept(const std::string& prop) { refused_.erase(prop); }
-    bool empty() const noexcept { return refused_.empty(); }
-    /// "std \"0\" (std values must not be zero); crop \"a\" (...)".
-    std::string describe() const;
+// ---- settings -> engine configuration -------------------------------------------------------
 
-private:
-    std::map<std::string, std::string> refused_; // prop -> "\"value\" (why)"
+OutputFormat output_format(GstTensorConvertFormat f) noexcept;
+DType output_dtype(GstTensorConvertDType d) noexcept;
+TensorLayout output_layout(GstTensorConvertLayout l) noexcept;
+ResizeMethod resize_method(GstTensorConvertMethod m) noexcept;
+/// The `compute` property: the engine decides where auto runs, the element only maps its enum.
+ConvertCompute convert_compute(GstTensorConvertCompute c) noexcept;
+size_t channels_of(const Settings& s);
+
+/// What the negotiated input caps say that the engine's configuration depends on.
+struct InputFacts {
+    ConvertFormat format = ConvertFormat::Nv12;
+    size_t width = 0;
+    size_t height = 0;
+    /// The source colorimetry the conversion applies: the caps', unspecified axes already
+    /// resolved (tensorconvert_colorimetry.hpp), so the engine guesses nothing.
+    Colorimetry colorimetry;
 };
+
+/// The engine's configuration for the input `in` under `s`. InvalidArgument, with the message
+/// the element posts as its negotiation error, when mean or std does not spread over the output
+/// channels (one value, or one per channel).
+Result<ConvertConfig> engine_config(const Settings& s, const InputFacts& in);
 
 } // namespace edgetensor::gst::tensorconvert
