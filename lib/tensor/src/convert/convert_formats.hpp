@@ -7,6 +7,7 @@
 
 #include "edgetensor/convert.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -55,8 +56,9 @@ inline size_t plane_row_bytes(const FormatSpec& s, size_t p, size_t width) noexc
 }
 
 /// YUV -> RGB of one colorimetry: R = ys*(Y - y_off) + vr*V', G = ys*(Y - y_off) + ug*U' +
-/// vg*V', B = ys*(Y - y_off) + ub*U' (U', V' centred on 128). The CPU engine and the GL shaders
-/// both take their coefficients from here, so they convert with the same matrix.
+/// vg*V', B = ys*(Y - y_off) + ub*U' (U', V' centred on 128), as yuv_to_rgb() computes it. The
+/// CPU engine and the GL shaders both take their coefficients from here, so they convert with
+/// the same matrix.
 struct YuvGains {
     double y_off, ys, vr, ug, vg, ub;
 };
@@ -81,6 +83,17 @@ inline YuvGains yuv_gains(const Colorimetry& applied) noexcept
             -cs * 2.0 * kb * (1.0 - kb) / kg,
             -cs * 2.0 * kr * (1.0 - kr) / kg,
             cs * 2.0 * (1.0 - kb)};
+}
+
+/// The engine's YUV -> RGB function of one pixel: the bytes Y, U, V to unclamped R, G, B levels
+/// (0..255 for colours inside the gamut), in float with the gains rounded to float. The CPU
+/// kernels compute it in Q13 fixed point and the GL shader in float with the same constants;
+/// the GL direct import's pixel check holds a driver's own conversion to it.
+inline std::array<float, 3> yuv_to_rgb(const YuvGains& g, float y, float u, float v) noexcept
+{
+    const float yy = (y - float(g.y_off)) * float(g.ys);
+    const float uu = u - 128.f, vv = v - 128.f;
+    return {yy + float(g.vr) * vv, yy + float(g.ug) * uu + float(g.vg) * vv, yy + float(g.ub) * uu};
 }
 
 /// Byte offset in its plane's row of the component `c` of luma column `a`.

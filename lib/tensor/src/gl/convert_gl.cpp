@@ -138,6 +138,7 @@ ConvertBackend::~ConvertBackend()
 void ConvertBackend::release() noexcept
 {
     const Api& gl = worker_->gl();
+    direct_.reset();
     cache_.reset();
     importer_.reset();
     for (auto& p : programs_)
@@ -154,13 +155,6 @@ void ConvertBackend::release() noexcept
             gl.glDeleteTextures(1, &t);
     if (vao_)
         gl.glDeleteVertexArrays(1, &vao_);
-    if (probe_prog_)
-        gl.glDeleteProgram(probe_prog_);
-    if (probe_fbo_)
-        gl.glDeleteFramebuffers(1, &probe_fbo_);
-    if (probe_tex_)
-        gl.glDeleteTextures(1, &probe_tex_);
-    probe_prog_ = probe_fbo_ = probe_tex_ = 0;
     std::fill(std::begin(programs_), std::end(programs_), Program{});
     std::fill(std::begin(scratch_), std::end(scratch_), Scratch{});
     std::fill(std::begin(upload_tex_), std::end(upload_tex_), 0u);
@@ -206,7 +200,7 @@ Result<void> ConvertBackend::init()
         return unexpected(std::move(s).error());
     importer_.emplace(*worker_);
     cache_.emplace(*importer_, kCacheEntries);
-    init_direct();
+    direct_.emplace(*worker_, params_);
     return {};
 }
 

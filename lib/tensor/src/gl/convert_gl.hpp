@@ -7,6 +7,7 @@
 
 #include "edgetensor/convert.hpp"
 #include "gl/convert_shader.hpp"
+#include "gl/direct_import.hpp"
 #include "gl/gl_worker.hpp"
 #include "gl/import_cache.hpp"
 
@@ -64,16 +65,6 @@ public:
         size_t ps = 0;
     };
 
-    /// The direct YUV import's pixel check: the driver's RGB at the probe pixels may differ
-    /// from the CPU engine's (0..255, unclamped; both clamped where the output does not blend
-    /// source pixels) by at most this much, and on average (over
-    /// probes and channels) by kDirectMeanTolerance. With the final rounding that keeps u8
-    /// output within the engine's tolerances (max 2 levels, mean 0.5); float outputs scale
-    /// both by min(std) / 100 (their tolerance is 1e-2 after normalisation).
-    static constexpr float kDirectMaxTolerance = 1.5f;
-    static constexpr float kDirectMeanTolerance = 0.5f;
-    static constexpr size_t kProbeGrid = 32; ///< probe pixels per axis
-
 private:
     ConvertBackend(std::shared_ptr<Worker> worker, const Converter& conv);
     Result<void> init();
@@ -95,14 +86,35 @@ private:
     Result<void> upload(size_t plane, const uint8_t* data, size_t stride, GLuint unpack_pbo,
                         size_t pbo_offset);
     Result<void> draw(const std::array<SourcePlane, 3>& planes, const Target& t);
+    // Where a tensor run's sources and destination come from (convert_gl_import.cpp).
+    /// One source plane: its storage, where its rows start and how far apart, its fd.
+    struct PlaneWindow {
+        std::shared_ptr<Storage> storage;
+        size_t offset = 0;
+        size_t stride = 0;
+        int fd = -1;
+        bool own_buffer = false; ///< a from_planes chroma buffer (not plane 0's)
+    };
     Result<std::array<SourcePlane, 3>> sources_from_tensor(const TensorDyn& src,
                                                            std::optional<RawMap>& map);
-    // The direct YUV import (convert_gl_import.cpp).
-    void init_direct();
-    Result<SourcePlane> direct_source(const TensorDyn& src, std::optional<RawMap>& map);
-    std::string check_direct(GLuint tex, const RawMap& map);
+    Result<PlaneWindow> source_window(const TensorDyn& src, size_t p) const;
+    /// Plane `p` of `src` in its imported grid (shared with an earlier plane of `out` in the
+    /// same grid, per `keys`); NotSupported with the reason when it cannot be imported.
+    Result<SourcePlane> grid_source(const TensorDyn& src, size_t p, const PlaneWindow& w,
+                                    std::array<std::optional<ImportKey>, 3>& keys,
+                                    const std::array<SourcePlane, 3>& out,
+                                    std::optional<RawMap>& map);
+    std::string verify_grid_source(const TensorDyn& src, size_t p, size_t x, size_t y,
+                                   size_t stride, GLuint fbo, std::optional<RawMap>& map);
+    Result<void> upload_source(const TensorDyn& src, size_t p, const PlaneWindow& w,
+                               std::optional<RawMap>& map);
     Result<Target> target_from_tensor(const TensorDyn& dst, size_t base, size_t rs, size_t ps,
                                       std::optional<RawMap>& map);
+    /// Makes `t` render straight into `dst`'s imported grid; NotSupported with the reason when
+    /// it cannot.
+    Result<void> grid_target(const TensorDyn& dst, size_t base, Target& t);
+    std::string verify_grid_target(const TensorDyn& dst, size_t base, size_t rs, size_t x,
+                                   size_t y0, size_t u, GLuint fbo);
     void publish_stats();
     int unit_for(size_t base, size_t rs, size_t ps) const noexcept;
 
@@ -121,12 +133,7 @@ private:
     std::optional<EglImporter> importer_; // outlives cache_
     std::optional<ImportCache> cache_;
     GlImportStats counters_;
-    // Direct YUV imports: the source's DRM format when they may be tried; else why not.
-    std::optional<uint32_t> direct_fourcc_;
-    std::string direct_off_;
-    std::optional<float> direct_tolerance_; // EDGETENSOR_GL_DIRECT_TOLERANCE
-    GLuint probe_prog_ = 0, probe_tex_ = 0, probe_fbo_ = 0;
-    size_t probe_px_ = 0, probe_py_ = 0;
+    std::optional<DirectImport> direct_; // YUV DMA-BUF sources as one external image
 
     mutable std::mutex stats_mu_;
     GlImportStats published_; // guarded by stats_mu_

@@ -30,13 +30,6 @@ std::string i(size_t v)
 
 } // namespace
 
-YuvCoefficients yuv_coefficients(const Colorimetry& applied) noexcept
-{
-    const auto g = convert::yuv_gains(applied);
-    // Rounded to float as the engine holds them.
-    return {float(g.y_off), float(g.ys), float(g.vr), float(g.ug), float(g.vg), float(g.ub)};
-}
-
 std::string probe_shader_source(size_t width, size_t height, size_t px, size_t py)
 {
     return "#version 300 es\n"
@@ -211,9 +204,10 @@ std::string fragment_shader_source(const ShaderParams& p)
                 bgr ? "    return vec4(rgb.bgr, 255.0);\n}\n" : "    return vec4(rgb, 255.0);\n}\n";
             break;
         }
-        const YuvCoefficients k = yuv_coefficients(p.applied);
-        const float y_scale = k.y_scale, y_off = k.y_off, v_to_r = k.v_to_r, u_to_b = k.u_to_b,
-                    u_to_g = k.u_to_g, v_to_g = k.v_to_g;
+        // convert::yuv_to_rgb() in GLSL: the engine's gains, rounded to float as it rounds them.
+        const auto k = convert::yuv_gains(p.applied);
+        const float y_scale = float(k.ys), y_off = float(k.y_off), v_to_r = float(k.vr),
+                    u_to_b = float(k.ub), u_to_g = float(k.ug), v_to_g = float(k.vg);
         src += "    float yy = (comp0" + args + " - " + f(y_off) + ") * " + f(y_scale) + ";\n";
         if (gray_out) {
             src += "    return vec4(clamp(yy, 0.0, 255.0));\n}\n";

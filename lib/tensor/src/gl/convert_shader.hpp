@@ -24,14 +24,6 @@ using convert::CompSpec;
 using convert::Family;
 using SourceLayout = convert::FormatSpec;
 
-/// The engine's YUV -> RGB function for one colorimetry, as floats (as the engine holds them):
-/// y = (Y - y_off) * y_scale; u = U - 128; v = V - 128;
-/// R = y + v_to_r v, G = y + u_to_g u + v_to_g v, B = y + u_to_b u (then clamped).
-struct YuvCoefficients {
-    float y_off, y_scale, v_to_r, u_to_g, v_to_g, u_to_b;
-};
-YuvCoefficients yuv_coefficients(const Colorimetry& applied) noexcept;
-
 /// Everything the fragment shader bakes in.
 struct ShaderParams {
     const SourceLayout* src = nullptr;
