@@ -99,14 +99,19 @@ constexpr ConvertFormat kFormats[] = {
     ConvertFormat::Rgbx, ConvertFormat::Bgrx, ConvertFormat::Gray8, ConvertFormat::PlanarRgb,
 };
 
+/// Quantized u8/i8: none, one whose float multiply-add is exact (the kernels' fast form), or
+/// one without (the table every level reads).
+enum class Quant { None, Fast, Table };
+
 struct Output {
     OutputFormat format;
     TensorLayout layout;
     DType dtype;
+    Quant quant = Quant::None;
 };
 
 // Every fused and generic emit path: u8/i8 HWC 3 and 4 channels, CHW, gray, f32/f16 CHW and
-// HWC.
+// HWC, quantized u8/i8 in both forms.
 const Output kOutputs[] = {
     {OutputFormat::Rgb, TensorLayout::Hwc, DType::U8},
     {OutputFormat::Bgra, TensorLayout::Hwc, DType::U8},
@@ -119,6 +124,10 @@ const Output kOutputs[] = {
     {OutputFormat::Rgb, TensorLayout::Hwc, DType::F32},
     {OutputFormat::Gray, TensorLayout::Chw, DType::F16},
     {OutputFormat::Bgr, TensorLayout::Hwc, DType::I8},
+    {OutputFormat::Rgb, TensorLayout::Chw, DType::I8, Quant::Fast},
+    {OutputFormat::Bgra, TensorLayout::Hwc, DType::U8, Quant::Fast},
+    {OutputFormat::Gray, TensorLayout::Chw, DType::I8, Quant::Fast},
+    {OutputFormat::Bgr, TensorLayout::Hwc, DType::I8, Quant::Table},
 };
 
 std::string colorimetry_name(ColorEncoding enc, ColorRange range)
@@ -141,9 +150,17 @@ ConvertConfig make_config(const Frame& fr, const Geometry& g, const Output& o, R
     cfg.dst_format = o.format;
     cfg.layout = o.layout;
     cfg.dtype = o.dtype;
-    if (o.dtype == DType::F32 || o.dtype == DType::F16) {
+    if (o.dtype == DType::F32 || o.dtype == DType::F16 || o.quant == Quant::Fast) {
         cfg.mean = {123.675f, 116.28f, 103.53f, 10.f};
         cfg.std = {58.395f, 57.12f, 57.375f, 64.f};
+    }
+    if (o.quant == Quant::Fast)
+        cfg.quant = Quantization{0.0186584f, o.dtype == DType::I8 ? -14 : 114};
+    if (o.quant == Quant::Table) {
+        // No float multiply-add reproduces this one in i8 (test_convert_quantizer.cpp).
+        cfg.mean = {195.896667f, 195.896667f, 195.896667f, 195.896667f};
+        cfg.std = {44.7099762f, 44.7099762f, 44.7099762f, 44.7099762f};
+        cfg.quant = Quantization{0.0141094513f, 0};
     }
     return cfg;
 }
@@ -200,7 +217,8 @@ TEST(ConvertLevels, SimdLevelsMatchPortableExactly)
                     std::string(convert_format_name(fmt)) + " " + std::to_string(g.sw) + "x" +
                     std::to_string(g.sh) + " " + g.what + " " + resize_method_name(m).data() +
                     " -> " + output_format_name(o.format).data() + " " +
-                    tensor_layout_name(o.layout).data() + " " + dtype_name(o.dtype).data();
+                    tensor_layout_name(o.layout).data() + " " + dtype_name(o.dtype).data() +
+                    (o.quant == Quant::None ? "" : " quantized");
                 std::string err;
                 const auto want = run_level("portable", fr, cfg, 5, err);
                 ASSERT_EQ(err, "") << what;
