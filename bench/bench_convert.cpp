@@ -10,7 +10,8 @@
 //  - gst_video_converter_new() with the linear resamplers: the earlier anchor, kept for
 //    comparison (it is slower than the element, which sets more options).
 // Jobs: NV12 1080p -> RGB 640x640; -> f32 CHW normalised; letterbox; YUY2 720p -> RGB 320x320;
-// NV12 4K -> RGB 640x640 (and f16, and 500x500 where every tap interpolates).
+// NV12 4K -> RGB 640x640 (and f16, 500x500 where every tap interpolates, and int8 CHW
+// normalised and quantized, which should cost what f32 CHW does).
 //
 // One-thread cases are timed in CPU time, which other processes on a shared host disturb
 // least; the thread-scaling pair (threads 1 and 2) in wall-clock time. Frames per second are
@@ -45,7 +46,7 @@ namespace
 
 namespace et = edgetensor;
 
-enum class Out { U8Rgb, F32ChwNorm, F16ChwNorm };
+enum class Out { U8Rgb, F32ChwNorm, F16ChwNorm, I8ChwQuant };
 
 struct Job {
     const char* name;
@@ -58,6 +59,8 @@ struct Job {
 constexpr std::array<float, 4> kMean{123.675f, 116.28f, 103.53f, 0.f};
 constexpr std::array<float, 4> kStd{58.395f, 57.12f, 57.375f, 1.f};
 constexpr uint8_t kFill = 114;
+// An int8 model's input quantization over ImageNet-normalised values.
+constexpr et::Quantization kQuant{0.0186584f, -14};
 
 // The job index is the benchmark argument; the summary refers to these.
 enum JobId : int64_t {
@@ -68,6 +71,7 @@ enum JobId : int64_t {
     k4k,
     kF16,
     kRgb500,
+    kI8Quant,
     kJobCount,
 };
 const Job kJobs[kJobCount] = {
@@ -82,6 +86,8 @@ const Job kJobs[kJobCount] = {
      Out::F16ChwNorm, false},
     {"1080p NV12 -> 500x500 RGB (every tap interpolates)", et::ConvertFormat::Nv12, 1920, 1080, 500,
      500, Out::U8Rgb, false},
+    {"1080p NV12 -> 640x640 int8 CHW quantized", et::ConvertFormat::Nv12, 1920, 1080, 640, 640,
+     Out::I8ChwQuant, false},
 };
 
 /// A frame in GStreamer's default layout (planes back to back, default strides), with a
@@ -175,6 +181,10 @@ void BM_Edgetensor(benchmark::State& state)
         cfg.dtype = j.out == Out::F32ChwNorm ? et::DType::F32 : et::DType::F16;
         cfg.mean = kMean;
         cfg.std = kStd;
+    }
+    if (j.out == Out::I8ChwQuant) {
+        cfg.dtype = et::DType::I8;
+        cfg.quant = kQuant;
     }
     auto conv = et::Converter::create(cfg);
     if (!conv) {
@@ -426,6 +436,7 @@ public:
         const double cv = get("BM_OpenCV/job:0");
         const double f32 = get("BM_Edgetensor/job:1/threads:1");
         const double old = get("BM_GstVideoConverter/job:0");
+        const double q8 = get("BM_Edgetensor/job:" + std::to_string(kI8Quant) + "/threads:1");
         std::printf("\ntargets (one thread unless stated):\n");
         if (ours > 0 && vcs > 0)
             std::printf("  in-process vs videoconvertscale element: %.2fx (the >= 3x target is "
@@ -436,6 +447,10 @@ public:
                         cv / ours);
         if (ours > 0 && f32 > 0)
             std::printf("  f32 CHW normalised / u8 HWC time: %.2fx (target <= 1.5x)\n", f32 / ours);
+        if (q8 > 0 && f32 > 0)
+            std::printf("  int8 quantized CHW / f32 CHW normalised time: %.2fx (target: at most a "
+                        "few percent above 1x)\n",
+                        q8 / f32);
         if (old > 0 && vcs > 0)
             std::printf("  gst_video_converter_new anchor: %.3f ms, %.2fx the element's time\n",
                         old, old / vcs);

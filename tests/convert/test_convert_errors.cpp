@@ -57,6 +57,72 @@ TEST(ConvertErrors, NegativeNormalisationOnIntegerDtype)
     expect_create_error(c, ErrorCode::NotSupported, "float dtype");
 }
 
+TEST(ConvertErrors, NormalisationWithQuantizationIsAccepted)
+{
+    ConvertConfig c = nv12();
+    c.mean = {1, 2, 3, 0};
+    c.std = {50, 60, 70, 1};
+    c.quant = Quantization{0.02f, 0};
+    for (const DType d : {DType::U8, DType::I8}) {
+        c.dtype = d;
+        auto r = Converter::create(c);
+        EXPECT_TRUE(r) << dtype_name(d) << ": " << r.error().message();
+    }
+}
+
+TEST(ConvertErrors, NegativeQuantizationScale)
+{
+    ConvertConfig c = nv12();
+    c.dtype = DType::I8;
+    for (const float scale : {0.f, -0.f, -0.5f}) {
+        c.quant = Quantization{scale, 0};
+        expect_create_error(c, ErrorCode::InvalidArgument, "not positive");
+    }
+    for (const float scale : {NAN, INFINITY, -INFINITY}) {
+        c.quant = Quantization{scale, 0};
+        expect_create_error(c, ErrorCode::InvalidArgument, "not finite");
+    }
+    c.quant = Quantization{-0.5f, 0};
+    expect_create_error(c, ErrorCode::InvalidArgument, "scale -0.5");
+}
+
+TEST(ConvertErrors, NegativeQuantizationZeroPointOutsideTheDtype)
+{
+    ConvertConfig c = nv12();
+    c.dtype = DType::I8;
+    c.quant = Quantization{0.5f, 128};
+    expect_create_error(c, ErrorCode::InvalidArgument,
+                        "zero point 128 is outside i8's range -128..127");
+    c.quant = Quantization{0.5f, -129};
+    expect_create_error(c, ErrorCode::InvalidArgument, "zero point -129");
+    c.dtype = DType::U8;
+    c.quant = Quantization{0.5f, -1};
+    expect_create_error(c, ErrorCode::InvalidArgument,
+                        "zero point -1 is outside u8's range 0..255");
+    c.quant = Quantization{0.5f, 256};
+    expect_create_error(c, ErrorCode::InvalidArgument, "zero point 256");
+    // Both ends of each range are fine.
+    for (const int32_t zp : {0, 255}) {
+        c.quant = Quantization{0.5f, zp};
+        EXPECT_TRUE(Converter::create(c)) << zp;
+    }
+    c.dtype = DType::I8;
+    for (const int32_t zp : {-128, 127}) {
+        c.quant = Quantization{0.5f, zp};
+        EXPECT_TRUE(Converter::create(c)) << zp;
+    }
+}
+
+TEST(ConvertErrors, NegativeQuantizationWithAFloatDtype)
+{
+    ConvertConfig c = nv12();
+    c.quant = Quantization{0.5f, 0};
+    c.dtype = DType::F32;
+    expect_create_error(c, ErrorCode::InvalidArgument, "needs a u8 or i8 output, not f32");
+    c.dtype = DType::F16;
+    expect_create_error(c, ErrorCode::InvalidArgument, "not f16");
+}
+
 TEST(ConvertErrors, NegativeZeroOrNonFiniteStd)
 {
     ConvertConfig c = nv12();

@@ -12,6 +12,7 @@
 // Levels are chosen per converter with EDGETENSOR_CONVERT_ISA; a level the CPU lacks is
 // skipped, one it has must be the one the converter reports.
 
+#include "levels.hpp"
 #include "reference.hpp"
 
 #include <gtest/gtest.h>
@@ -24,95 +25,6 @@ namespace edgetensor::test
 {
 namespace
 {
-
-constexpr const char* kLevels[] = {"portable", "sse4.1", "avx2"};
-
-bool cpu_has(const std::string& level)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (level == "avx2")
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (level == "sse4.1")
-        return __builtin_cpu_supports("sse4.1");
-#endif
-    return level == "portable";
-}
-
-/// Sets EDGETENSOR_CONVERT_ISA for the converters created in its scope.
-class LevelScope
-{
-public:
-    explicit LevelScope(const std::string& level)
-    {
-        ::setenv("EDGETENSOR_CONVERT_ISA", level.c_str(), 1);
-        ::unsetenv("EDGETENSOR_CONVERT_PORTABLE");
-    }
-    ~LevelScope() { ::unsetenv("EDGETENSOR_CONVERT_ISA"); }
-    LevelScope(const LevelScope&) = delete;
-    LevelScope& operator=(const LevelScope&) = delete;
-};
-
-std::vector<std::string> levels_here()
-{
-    std::vector<std::string> out;
-    for (const char* l : kLevels)
-        if (cpu_has(l))
-            out.emplace_back(l);
-    return out;
-}
-
-constexpr uint8_t kCanary = 0x5A;
-
-/// Output of one run into a destination whose rows and planes carry `pad` canary bytes,
-/// which must come back untouched. Returns the tight image (padding stripped).
-std::vector<uint8_t> run_level(const std::string& level, const Frame& fr, const ConvertConfig& cfg,
-                               size_t pad, std::string& err)
-{
-    LevelScope scope(level);
-    auto conv = Converter::create(cfg);
-    if (!conv) {
-        err = conv.error().message();
-        return {};
-    }
-    if (conv->simd_level() != level) {
-        err = "asked for " + level + ", converter runs " + std::string(conv->simd_level());
-        return {};
-    }
-    const size_t es = dtype_size(cfg.dtype);
-    const size_t rb = conv->min_row_stride();
-    const size_t rows = conv->dst_height();
-    const bool chw = cfg.layout == TensorLayout::Chw;
-    const size_t planes = chw ? output_format_channels(cfg.dst_format) : 1;
-    const size_t row_stride = rb + pad * es;
-    const size_t plane_stride = chw ? row_stride * rows + pad * es : 0;
-    std::vector<uint8_t> buf(chw ? plane_stride * planes : row_stride * rows, kCanary);
-    auto r = conv->run(fr.source(), DestFrame{buf.data(), row_stride, plane_stride});
-    if (!r) {
-        err = r.error().message();
-        return {};
-    }
-    std::vector<uint8_t> tight;
-    tight.reserve(rb * rows * planes);
-    for (size_t p = 0; p < planes; ++p)
-        for (size_t y = 0; y < rows; ++y) {
-            const uint8_t* row = buf.data() + p * plane_stride + y * row_stride;
-            tight.insert(tight.end(), row, row + rb);
-            for (size_t i = rb; i < row_stride; ++i)
-                if (row[i] != kCanary) {
-                    err = level + ": row padding written at plane " + std::to_string(p) + " row " +
-                          std::to_string(y) + " byte " + std::to_string(i);
-                    return {};
-                }
-        }
-    if (chw)
-        for (size_t p = 0; p < planes; ++p)
-            for (size_t i = row_stride * rows; i < plane_stride; ++i)
-                if (buf[p * plane_stride + i] != kCanary) {
-                    err = level + ": plane padding written after plane " + std::to_string(p);
-                    return {};
-                }
-    return tight;
-}
 
 /// Integer dtypes: equal bytes. Floats: equal up to float rounding of the normalisation.
 std::string diff_outputs(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
@@ -187,14 +99,19 @@ constexpr ConvertFormat kFormats[] = {
     ConvertFormat::Rgbx, ConvertFormat::Bgrx, ConvertFormat::Gray8, ConvertFormat::PlanarRgb,
 };
 
+/// Quantized u8/i8: none, one whose float multiply-add is exact (the kernels' fast form), or
+/// one without (the table every level reads).
+enum class Quant { None, Fast, Table };
+
 struct Output {
     OutputFormat format;
     TensorLayout layout;
     DType dtype;
+    Quant quant = Quant::None;
 };
 
 // Every fused and generic emit path: u8/i8 HWC 3 and 4 channels, CHW, gray, f32/f16 CHW and
-// HWC.
+// HWC, quantized u8/i8 in both forms.
 const Output kOutputs[] = {
     {OutputFormat::Rgb, TensorLayout::Hwc, DType::U8},
     {OutputFormat::Bgra, TensorLayout::Hwc, DType::U8},
@@ -207,6 +124,10 @@ const Output kOutputs[] = {
     {OutputFormat::Rgb, TensorLayout::Hwc, DType::F32},
     {OutputFormat::Gray, TensorLayout::Chw, DType::F16},
     {OutputFormat::Bgr, TensorLayout::Hwc, DType::I8},
+    {OutputFormat::Rgb, TensorLayout::Chw, DType::I8, Quant::Fast},
+    {OutputFormat::Bgra, TensorLayout::Hwc, DType::U8, Quant::Fast},
+    {OutputFormat::Gray, TensorLayout::Chw, DType::I8, Quant::Fast},
+    {OutputFormat::Bgr, TensorLayout::Hwc, DType::I8, Quant::Table},
 };
 
 std::string colorimetry_name(ColorEncoding enc, ColorRange range)
@@ -229,9 +150,17 @@ ConvertConfig make_config(const Frame& fr, const Geometry& g, const Output& o, R
     cfg.dst_format = o.format;
     cfg.layout = o.layout;
     cfg.dtype = o.dtype;
-    if (o.dtype == DType::F32 || o.dtype == DType::F16) {
+    if (o.dtype == DType::F32 || o.dtype == DType::F16 || o.quant == Quant::Fast) {
         cfg.mean = {123.675f, 116.28f, 103.53f, 10.f};
         cfg.std = {58.395f, 57.12f, 57.375f, 64.f};
+    }
+    if (o.quant == Quant::Fast)
+        cfg.quant = Quantization{0.0186584f, o.dtype == DType::I8 ? -14 : 114};
+    if (o.quant == Quant::Table) {
+        // No float multiply-add reproduces this one in i8 (test_convert_quantizer.cpp).
+        cfg.mean = {195.896667f, 195.896667f, 195.896667f, 195.896667f};
+        cfg.std = {44.7099762f, 44.7099762f, 44.7099762f, 44.7099762f};
+        cfg.quant = Quantization{0.0141094513f, 0};
     }
     return cfg;
 }
@@ -288,7 +217,8 @@ TEST(ConvertLevels, SimdLevelsMatchPortableExactly)
                     std::string(convert_format_name(fmt)) + " " + std::to_string(g.sw) + "x" +
                     std::to_string(g.sh) + " " + g.what + " " + resize_method_name(m).data() +
                     " -> " + output_format_name(o.format).data() + " " +
-                    tensor_layout_name(o.layout).data() + " " + dtype_name(o.dtype).data();
+                    tensor_layout_name(o.layout).data() + " " + dtype_name(o.dtype).data() +
+                    (o.quant == Quant::None ? "" : " quantized");
                 std::string err;
                 const auto want = run_level("portable", fr, cfg, 5, err);
                 ASSERT_EQ(err, "") << what;

@@ -26,9 +26,17 @@
 //    final rounding, for every matrix. Each kernel level (simd_level()) computes the same
 //    function: integer outputs are identical on every CPU, floats equal up to float rounding.
 //  - Integer outputs round half up. Normalisation is (v - mean[c]) / std[c] with v in [0, 255]
-//    (unrounded), mean/std in output channel order; float dtypes only. int8 is v - 128.
+//    (unrounded), mean/std in output channel order; float dtypes, or an integer dtype with
+//    quantization. Without quantization u8 is v and int8 is v - 128.
+//  - Quantization (ConvertConfig::quant, u8 or i8 only; TFLite's and ONNX's per-tensor affine
+//    convention): q = saturate(round_half_even(x / scale) + zero_point), x = (v - mean[c]) /
+//    std[c] with v the unrounded sample (1/32 of a level, as the float path reads it), x and
+//    x / scale evaluated in double precision, saturated to the dtype's range. Every kernel
+//    level gives the same bytes: a float multiply-add whose constants create() proved to
+//    reproduce that reference for every sample value a channel can take, or else a table of
+//    the reference.
 //  - Alpha: RGBA/BGRA sources keep theirs (resampled); every other source gives 255. Letterbox
-//    padding is `fill`, put through the same dtype/normalisation as the picture.
+//    padding is `fill`, put through the same dtype/normalisation/quantization as the picture.
 
 #pragma once
 
@@ -86,8 +94,9 @@ enum class ResizeMethod : uint32_t { Nearest = 0, Bilinear };
 
 /// Where a Converter runs. Cpu: the CPU engine. Gl: OpenGL ES 3 shaders on the shared
 /// GlContext (same matrices, ranges and sampling convention); create() fails when no GL context
-/// can be had. Auto: GL when the shared context runs on a hardware renderer and can take the
-/// configuration, else the CPU (Converter::compute_reason() says why).
+/// can be had; quantized outputs (ConvertConfig::quant) are the CPU's only. Auto: GL when the
+/// shared context runs on a hardware renderer and can take the configuration, else the CPU
+/// (Converter::compute_reason() says why).
 enum class ConvertCompute : uint32_t { Auto = 0, Cpu, Gl };
 
 /// "NV12", "I420", "YUY2", "RGBx", "GRAY8", "RGBP", ... (GStreamer's names).
@@ -137,6 +146,16 @@ struct DestFrame {
     size_t plane_stride = 0;
 };
 
+/// Per-tensor affine quantization of a u8 or i8 output: q = saturate(round_half_even(x / scale) +
+/// zero_point), x the normalised value (see the sampling convention above). A model's input
+/// quantization (TFLite, ONNX QuantizeLinear) is exactly these two numbers.
+struct Quantization {
+    /// Finite and > 0 (a float, as models store it).
+    float scale = 1.f;
+    /// Inside the dtype: -128..127 for i8, 0..255 for u8.
+    int32_t zero_point = 0;
+};
+
 struct ConvertConfig {
     ConvertFormat src_format = ConvertFormat::Nv12;
     size_t src_width = 0;
@@ -155,10 +174,14 @@ struct ConvertConfig {
     TensorLayout layout = TensorLayout::Hwc;
     /// U8, I8, F16 or F32.
     DType dtype = DType::U8;
-    /// Per output channel (output order, e.g. B G R for Bgr), in the 0..255 domain. Only float
-    /// dtypes may normalise; std must be non-zero and finite.
+    /// Per output channel (output order, e.g. B G R for Bgr), in the 0..255 domain. Float
+    /// dtypes, or u8/i8 with `quant`, may normalise; std must be non-zero and finite.
     std::array<float, 4> mean{0.f, 0.f, 0.f, 0.f};
     std::array<float, 4> std{1.f, 1.f, 1.f, 1.f};
+
+    /// u8/i8 only: quantize the normalised value instead of writing v (u8) or v - 128 (i8).
+    /// Absent (the default) keeps those.
+    std::optional<Quantization> quant;
 
     ResizeMethod method = ResizeMethod::Bilinear;
     /// Keep the aspect ratio: scale to fit, centre, fill the rest with `fill`.
@@ -209,8 +232,10 @@ class Converter
 {
 public:
     /// Validates `config` and prepares tables, scratch memory and threads. Errors:
-    /// InvalidArgument (zero sizes, crop outside the frame, bad mean/std, normalisation with an
-    /// integer dtype), NotSupported (dtype other than U8/I8/F16/F32), AllocationFailed.
+    /// InvalidArgument (zero sizes, crop outside the frame, bad mean/std, a quantization scale
+    /// that is not finite and > 0, a zero point outside the dtype, quantization with a dtype
+    /// other than u8/i8), NotSupported (dtype other than U8/I8/F16/F32, normalisation with an
+    /// integer dtype and no quantization, quantization with compute=gl), AllocationFailed.
     static Result<Converter> create(const ConvertConfig& config);
 
     /// A moved-from Converter is inert: run() on it returns InvalidArgument; other accessors

@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -36,6 +38,13 @@ namespace
 {
 
 constexpr const char* kLogCat = "convert";
+
+std::string num(double v)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
+}
 
 std::string region_str(const Region& r)
 {
@@ -186,10 +195,10 @@ Result<void> Converter::Impl::validate(const ConvertConfig& c)
         return make_error(ErrorCode::InvalidArgument, "unknown resize method code");
     switch (c.dtype) {
     case DType::U8:
-        emit_type = K::EmitType::U8;
+        emit_type = c.quant ? K::EmitType::QU8 : K::EmitType::U8;
         break;
     case DType::I8:
-        emit_type = K::EmitType::I8;
+        emit_type = c.quant ? K::EmitType::QI8 : K::EmitType::I8;
         break;
     case DType::F16:
         emit_type = K::EmitType::F16;
@@ -203,6 +212,28 @@ Result<void> Converter::Impl::validate(const ConvertConfig& c)
                               " is not supported (use u8, i8, f16 or f32)");
     }
     elem = dtype_size(c.dtype);
+    if (c.quant) {
+        const Quantization& q = *c.quant;
+        if (c.dtype != DType::U8 && c.dtype != DType::I8)
+            return make_error(ErrorCode::InvalidArgument,
+                              "quantization (scale " + num(q.scale) + ", zero point " +
+                                  std::to_string(q.zero_point) + ") needs a u8 or i8 output, not " +
+                                  std::string(dtype_name(c.dtype)));
+        if (!std::isfinite(q.scale))
+            return make_error(ErrorCode::InvalidArgument,
+                              "quantization scale " + num(q.scale) +
+                                  " is not finite: give the model's input scale, a number > 0");
+        if (!(q.scale > 0.f))
+            return make_error(ErrorCode::InvalidArgument,
+                              "quantization scale " + num(q.scale) +
+                                  " is not positive: give the model's input scale, a number > 0");
+        const K::QuantRange r = K::quant_range(c.dtype);
+        if (q.zero_point < r.lo || q.zero_point > r.hi)
+            return make_error(ErrorCode::InvalidArgument,
+                              "quantization zero point " + std::to_string(q.zero_point) +
+                                  " is outside " + std::string(dtype_name(c.dtype)) + "'s range " +
+                                  std::to_string(r.lo) + ".." + std::to_string(r.hi));
+    }
 
     const Region full{0, 0, c.src_width, c.src_height};
     const Region crop = c.crop.value_or(full);
@@ -225,10 +256,11 @@ Result<void> Converter::Impl::validate(const ConvertConfig& c)
             return make_error(ErrorCode::InvalidArgument,
                               "mean/std of channel " + std::to_string(k) +
                                   " must be finite with a non-zero std");
-        if (!is_float && (c.mean[k] != 0.f || c.std[k] != 1.f))
+        if (!is_float && !c.quant && (c.mean[k] != 0.f || c.std[k] != 1.f))
             return make_error(ErrorCode::NotSupported,
                               "mean/std normalisation needs a float dtype (f16 or f32), not " +
-                                  std::string(dtype_name(c.dtype)));
+                                  std::string(dtype_name(c.dtype)) +
+                                  ", or quantization (a scale and zero point)");
         // (v / 32 - mean) / std as one multiply-add on the Q5 sample.
         const float inv_std = 1.f / c.std[k];
         scale[k] = inv_std / 32.f;
@@ -342,12 +374,59 @@ void Converter::Impl::allocate_scratch(size_t threads)
     }
 }
 
+void Converter::Impl::build_quant()
+{
+    const Quantization& q = *cfg.quant;
+    quant = K::build_quantizer(channels, cfg.mean.data(), cfg.std.data(), q, cfg.dtype);
+    // The level's form: fused where it has FMA and that form is exact, else multiply-then-add,
+    // else the table (every level reads the same one).
+    // EDGETENSOR_CONVERT_QUANT_TABLE=1 takes the table anyway (the tests compare the two).
+    const char* table_only = std::getenv("EDGETENSOR_CONVERT_QUANT_TABLE");
+    const char* how = "a table of the reference (no float multiply-add reproduces it)";
+    const K::QuantConstants* k = nullptr;
+    if (table_only && table_only[0] == '1') {
+        how = "a table of the reference (EDGETENSOR_CONVERT_QUANT_TABLE=1)";
+    } else if (kernels->quant_fma && quant.fused.exact) {
+        k = &quant.fused;
+        quant_fused = true;
+        how = "one fused multiply-add per value, exact for every sample value";
+    } else if (quant.mul_add.exact) {
+        k = &quant.mul_add;
+        how = "a multiply and an add per value, exact for every sample value";
+    }
+    if (k && !quant.table.empty())
+        std::vector<uint8_t>().swap(quant.table);
+    for (size_t c = 0; k && c < channels; ++c) {
+        scale[c] = k->a[c];
+        bias[c] = k->b[c];
+    }
+    ET_LOG_DEBUG(kLogCat, "quantized %s, scale %s, zero point %d: %s",
+                 std::string(dtype_name(cfg.dtype)).c_str(), num(q.scale).c_str(),
+                 int(q.zero_point), how);
+}
+
+void Converter::Impl::emit_constants(K::EmitArgs& e) const noexcept
+{
+    e.channels = channels;
+    e.chw = cfg.layout == TensorLayout::Chw;
+    e.type = emit_type;
+    for (size_t k = 0; k < channels; ++k) {
+        e.scale[k] = scale[k];
+        e.bias[k] = bias[k];
+        e.order[k] = order[k];
+    }
+    e.zero_point = int16_t(quant.zero_point);
+    e.qfused = quant_fused;
+    e.qtable = quant.table.empty() ? nullptr : quant.table.data();
+}
+
 void Converter::Impl::build_fill()
 {
     // Constant Q5 rows of the fill colour through the same emit the picture takes.
     const auto& f = cfg.fill;
     std::vector<int16_t> rows[4];
     K::EmitArgs e;
+    emit_constants(e);
     for (size_t k = 0; k < channels; ++k) {
         int v;
         if (gray_out)
@@ -357,12 +436,7 @@ void Converter::Impl::build_fill()
             v = f[order[k]];
         rows[k].assign(dw, int16_t(v * 32));
         e.ch[k] = rows[k].data();
-        e.scale[k] = scale[k];
-        e.bias[k] = bias[k];
     }
-    e.channels = channels;
-    e.chw = cfg.layout == TensorLayout::Chw;
-    e.type = emit_type;
     e.dst = fill_row.data();
     e.plane_stride = row_bytes();
     K::kPortableKernels.emit(e, dw);
@@ -384,6 +458,8 @@ Result<void> Converter::Impl::init(const ConvertConfig& c)
         threads = std::max<unsigned>(1, std::thread::hardware_concurrency());
     threads = std::min(threads, dh);
     try {
+        if (c.quant)
+            build_quant();
         std::vector<int32_t> hx0, hx1;
         std::vector<float> hw, vwf;
         build_axis(geo.source.x, geo.source.width, cw, nearest, hx0, hx1, hw);
@@ -511,15 +587,8 @@ void Converter::Impl::process_rows(const SourceFrame& src, const DestFrame& dst,
     const size_t left = geo.content.x, cw = geo.content.width;
     const size_t right_bytes = (dw - left - cw) * px;
     K::EmitArgs e;
-    e.channels = channels;
-    e.chw = !hwc;
-    e.type = emit_type;
+    emit_constants(e);
     e.plane_stride = dst.plane_stride;
-    for (size_t k = 0; k < channels; ++k) {
-        e.scale[k] = scale[k];
-        e.bias[k] = bias[k];
-        e.order[k] = order[k];
-    }
     for (size_t y = y_begin; y < y_end; ++y) {
         uint8_t* row = dst.data + y * dst.row_stride;
         if (y < top || y >= bottom) {

@@ -9,6 +9,7 @@
 
 #include "convert_formats.hpp"
 #include "convert_kernels.hpp"
+#include "convert_quant.hpp"
 #include "thread_pool.hpp"
 
 #include <memory>
@@ -80,9 +81,15 @@ struct Converter::Impl {
     uint8_t order[4] = {0, 1, 2, 3};
     /// Opaque alpha in Q5, npad long (RGBA/BGRA output of sources without alpha).
     std::vector<int16_t> alpha_q5;
+    /// Floats: the normalisation as one multiply-add on the Q5 sample. Quantized: the
+    /// constants of the quantizer's fast form this level runs.
     float scale[4] = {0, 0, 0, 0};
     float bias[4] = {0, 0, 0, 0};
     detail::convert::EmitType emit_type = detail::convert::EmitType::U8;
+    /// ConvertConfig::quant, prepared (unused without it); its table only where this level
+    /// has no exact fast form.
+    detail::convert::Quantizer quant;
+    bool quant_fused = false;
     /// One output row of padding, already in the output dtype (CHW: channel rows back to back).
     std::vector<uint8_t> fill_row;
     std::vector<detail::convert::Scratch> scratch;
@@ -112,7 +119,10 @@ private:
     void build_colour();
     void build_groups(const std::vector<int32_t>& hx0, const std::vector<int32_t>& hx1,
                       const std::vector<float>& hw);
+    void build_quant();
     void build_fill();
+    /// The emit arguments every row of this converter shares.
+    void emit_constants(detail::convert::EmitArgs& e) const noexcept;
     void allocate_scratch(size_t threads);
     /// Colour and emit of one content row: true when a fused kernel wrote it, else e.ch holds
     /// the Q5 channel rows for emit.

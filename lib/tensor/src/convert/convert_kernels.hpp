@@ -12,7 +12,11 @@
 //  - Compose, once per output row: the vertical lerp of two horizontal rows, then the colour
 //    matrix in Q13 (coefficient * 8192; terms mulhrs(x << 2, c)), clamped to [0, 8160].
 //  - Emit: u8 = (v + 16) >> 5 (round half up), i8 = u8 ^ 0x80, floats v * scale + bias (the
-//    normalisation folded into one multiply-add; F16 rounds to nearest even).
+//    normalisation folded into one multiply-add; F16 rounds to nearest even). Quantized u8/i8
+//    (QU8/QI8): saturate(round_half_even(v * scale + bias) + zero_point), t a float multiply
+//    then a float add (never contracted), or on a level with FMA one fused multiply-add, each
+//    with constants convert_quant.hpp proved at create() to reproduce the reference for every
+//    sample value; where no such constants exist, a table of the reference.
 // Error against the exact double-precision matrix: below 0.1 of a level before the final
 // rounding, whatever the matrix (BT.709/2020 chroma gains above 2 included).
 //
@@ -89,7 +93,7 @@ struct ComposeArgs {
     YuvMatrix m;
 };
 
-enum class EmitType : uint8_t { U8, I8, F16, F32 };
+enum class EmitType : uint8_t { U8, I8, F16, F32, QU8, QI8 };
 
 /// Q5 channel rows (output channel order) to `n` output pixels.
 struct EmitArgs {
@@ -99,8 +103,15 @@ struct EmitArgs {
     EmitType type = EmitType::U8;
     uint8_t* dst = nullptr;  ///< first output pixel (HWC) or first pixel of channel 0 (CHW)
     size_t plane_stride = 0; ///< CHW: bytes between channel planes
-    float scale[4] = {};     ///< floats: out = v * scale + bias (v in Q5)
+    float scale[4] = {};     ///< floats: out = v * scale + bias (v in Q5); QU8/QI8: t
     float bias[4] = {};
+    int16_t zero_point = 0; ///< QU8/QI8
+    /// QU8/QI8: t is one fused multiply-add (only for a level with quant_fma), else a multiply
+    /// then an add.
+    bool qfused = false;
+    /// QU8/QI8 without an exact fast form: the output byte of every sample value,
+    /// [channel * (kQ5Max + 1) + v]; the SIMD levels hand such rows to the portable emit.
+    const uint8_t* qtable = nullptr;
     /// yuv_emit only: output channel k is colour order[k] (0..2 = R, G, B; 3 = opaque alpha).
     uint8_t order[4] = {0, 1, 2, 3};
 };
@@ -118,6 +129,8 @@ struct KernelSet {
     /// Compose (YuvRgb) and emit in one pass, from registers, for the outputs a level has a
     /// kernel for; false (nothing written) for the others, which then take compose + emit.
     bool (*yuv_emit)(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept;
+    /// emit and yuv_emit take quantized rows in the fused form too (EmitArgs::qfused).
+    bool quant_fma;
 };
 
 extern const KernelSet kPortableKernels;

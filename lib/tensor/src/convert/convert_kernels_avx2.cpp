@@ -268,10 +268,125 @@ void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t
     }
 }
 
+inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
+{
+    for (size_t i = 0; i < n; ++i)
+        d[i] = s[i];
+}
+
+// ---- quantized bytes -------------------------------------------------------------------------
+
+/// 16 Q5 samples -> round_half_even(t) + zero point, saturated to int16, in order; t is
+/// v * a + b fused, or a multiply then an add (convert_quant.hpp's two forms).
+template <bool Fused> inline __m256i quant16(__m256i v, __m256 a, __m256 b, __m256i zp) noexcept
+{
+    // Samples are never negative: widening is interleaving with zeros. Lanes: 0-3, 8-11 and
+    // 4-7, 12-15, which the in-lane pack below puts back in order.
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256 lo = _mm256_cvtepi32_ps(_mm256_unpacklo_epi16(v, zero));
+    const __m256 hi = _mm256_cvtepi32_ps(_mm256_unpackhi_epi16(v, zero));
+    __m256 tlo, thi;
+    if constexpr (Fused) {
+        tlo = _mm256_fmadd_ps(lo, a, b);
+        thi = _mm256_fmadd_ps(hi, a, b);
+    } else {
+        tlo = _mm256_add_ps(_mm256_mul_ps(lo, a), b);
+        thi = _mm256_add_ps(_mm256_mul_ps(hi, a), b);
+    }
+    return _mm256_adds_epi16(_mm256_packs_epi32(_mm256_cvtps_epi32(tlo), _mm256_cvtps_epi32(thi)),
+                             zp);
+}
+
+/// 32 Q5 samples (v0: 0-15, v1: 16-31) -> 32 quantized bytes in order, saturated to i8/u8.
+template <bool Fused, bool Signed>
+inline __m256i quant_bytes(__m256i v0, __m256i v1, __m256 a, __m256 b, __m256i zp) noexcept
+{
+    const __m256i p = quant16<Fused>(v0, a, b, zp), q = quant16<Fused>(v1, a, b, zp);
+    const __m256i bytes = Signed ? _mm256_packs_epi16(p, q) : _mm256_packus_epi16(p, q);
+    // Quadwords: samples 0-7, 16-23 | 8-15, 24-31.
+    return _mm256_permute4x64_epi64(bytes, 0xd8);
+}
+
+/// C channels of 32 output pixels from x (fewer at the end of the row), interleaved or planar.
+template <size_t C>
+ET_ALWAYS_INLINE void store_pixels(const EmitArgs& e, size_t x, size_t n, const __m256i* v) noexcept
+{
+    const size_t left = n - x < 32 ? n - x : 32;
+    if (e.chw || C == 1) {
+        for (size_t k = 0; k < C; ++k) {
+            uint8_t* d = e.dst + k * e.plane_stride + x;
+            if (left == 32) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), v[k]);
+            } else {
+                alignas(32) uint8_t tail[32];
+                _mm256_store_si256(reinterpret_cast<__m256i*>(tail), v[k]);
+                copy_bytes(d, tail, left);
+            }
+        }
+        return;
+    }
+    uint8_t* d = e.dst + x * C;
+    alignas(32) uint8_t tail[32 * 4];
+    uint8_t* out = left == 32 ? d : tail;
+    if constexpr (C == 3)
+        store_rgb32(out, v[0], v[1], v[2]);
+    else if constexpr (C == 4)
+        store_rgba32(out, v[0], v[1], v[2], v[3]);
+    if (out == tail)
+        copy_bytes(d, tail, left * C);
+}
+
+/// Channel rows to quantized bytes (the fast form; table rows go to the portable emit).
+template <bool Fused, bool Signed, size_t C> void emit_q(const EmitArgs& e, size_t n) noexcept
+{
+    const __m256i zp = _mm256_set1_epi16(e.zero_point);
+    __m256 qa[C], qb[C];
+    for (size_t k = 0; k < C; ++k) {
+        qa[k] = _mm256_set1_ps(e.scale[k]);
+        qb[k] = _mm256_set1_ps(e.bias[k]);
+    }
+    for (size_t x = 0; x < n; x += 32) {
+        __m256i v[C];
+        for (size_t k = 0; k < C; ++k)
+            v[k] = quant_bytes<Fused, Signed>(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.ch[k] + x)),
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.ch[k] + x + 16)), qa[k],
+                qb[k], zp);
+        store_pixels<C>(e, x, n, v);
+    }
+}
+
+template <bool Fused, bool Signed> void emit_q_channels(const EmitArgs& e, size_t n) noexcept
+{
+    if (e.channels == 1)
+        emit_q<Fused, Signed, 1>(e, n);
+    else if (e.channels == 3)
+        emit_q<Fused, Signed, 3>(e, n);
+    else
+        emit_q<Fused, Signed, 4>(e, n);
+}
+
+template <bool Fused> void emit_q_typed(const EmitArgs& e, size_t n) noexcept
+{
+    if (e.type == EmitType::QI8)
+        emit_q_channels<Fused, true>(e, n);
+    else
+        emit_q_channels<Fused, false>(e, n);
+}
+
 void emit(const EmitArgs& e, size_t n) noexcept
 {
     const bool planar = e.chw || e.channels == 1;
     switch (e.type) {
+    case EmitType::QU8:
+    case EmitType::QI8:
+        if (e.qtable || e.channels == 2)
+            break;
+        if (e.qfused)
+            emit_q_typed<true>(e, n);
+        else
+            emit_q_typed<false>(e, n);
+        return;
     case EmitType::U8:
     case EmitType::I8: {
         const uint8_t mask = e.type == EmitType::I8 ? 0x80 : 0x00;
@@ -310,12 +425,6 @@ inline __m256i q5_bytes(__m256i lo, __m256i hi, __m256i mask) noexcept
         _mm256_permute4x64_epi64(
             _mm256_packus_epi16(_mm256_srai_epi16(lo, 5), _mm256_srai_epi16(hi, 5)), 0xd8),
         mask);
-}
-
-inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
-{
-    for (size_t i = 0; i < n; ++i)
-        d[i] = s[i];
 }
 
 /// 32 pixels of R, G, B bytes (B, G, R with Swap) from column x.
@@ -461,9 +570,62 @@ void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     }
 }
 
+/// YUV straight to quantized bytes: output channel k takes colour k (R G B), or 2 - k with
+/// Swap (B G R); alpha is the quantized opaque value.
+template <bool Blend, size_t C, bool Swap, bool Fused, bool Signed>
+void yuv_q(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    const YuvSrc src(c);
+    const __m256i zp = _mm256_set1_epi16(e.zero_point);
+    __m256 qa[C], qb[C];
+    for (size_t k = 0; k < C; ++k) {
+        qa[k] = _mm256_set1_ps(e.scale[k]);
+        qb[k] = _mm256_set1_ps(e.bias[k]);
+    }
+    __m256i v[C];
+    if constexpr (C == 4) {
+        const __m256i opaque = _mm256_set1_epi16(kQ5Max);
+        v[3] = quant_bytes<Fused, Signed>(opaque, opaque, qa[3], qb[3], zp);
+    }
+    for (size_t x = 0; x < n; x += 32) {
+        __m256i r0, g0, b0, r1, g1, b1;
+        src.template rgb_q5<Blend>(x, r0, g0, b0);
+        src.template rgb_q5<Blend>(x + 16, r1, g1, b1);
+        v[0] = quant_bytes<Fused, Signed>(Swap ? b0 : r0, Swap ? b1 : r1, qa[0], qb[0], zp);
+        v[1] = quant_bytes<Fused, Signed>(g0, g1, qa[1], qb[1], zp);
+        v[2] = quant_bytes<Fused, Signed>(Swap ? r0 : b0, Swap ? r1 : b1, qa[2], qb[2], zp);
+        store_pixels<C>(e, x, n, v);
+    }
+}
+
+template <bool Blend, bool Fused, bool Signed>
+bool yuv_q_channels(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    const bool swap = e.order[0] == 2;
+    if (e.channels == 3)
+        swap ? yuv_q<Blend, 3, true, Fused, Signed>(c, e, n)
+             : yuv_q<Blend, 3, false, Fused, Signed>(c, e, n);
+    else
+        swap ? yuv_q<Blend, 4, true, Fused, Signed>(c, e, n)
+             : yuv_q<Blend, 4, false, Fused, Signed>(c, e, n);
+    return true;
+}
+
+template <bool Blend, bool Fused>
+bool yuv_q_typed(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    return e.type == EmitType::QI8 ? yuv_q_channels<Blend, Fused, true>(c, e, n)
+                                   : yuv_q_channels<Blend, Fused, false>(c, e, n);
+}
+
 template <bool Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     switch (e.type) {
+    case EmitType::QU8:
+    case EmitType::QI8:
+        if (e.qtable || e.channels < 3)
+            return false;
+        return e.qfused ? yuv_q_typed<Blend, true>(c, e, n) : yuv_q_typed<Blend, false>(c, e, n);
     case EmitType::U8:
     case EmitType::I8: {
         if (e.channels < 3)
@@ -495,7 +657,7 @@ bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 } // namespace
 
-const KernelSet kAvx2Kernels = {"avx2", hpass, vblend_simd, compose_simd, emit, yuv_emit};
+const KernelSet kAvx2Kernels = {"avx2", hpass, vblend_simd, compose_simd, emit, yuv_emit, true};
 
 } // namespace edgetensor::detail::convert
 

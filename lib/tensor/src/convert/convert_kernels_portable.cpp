@@ -11,6 +11,7 @@
 #endif
 
 #include "convert_kernels.hpp"
+#include "convert_quant.hpp"
 #include "convert_scalar.hpp"
 
 #include <algorithm>
@@ -221,9 +222,47 @@ void emit_float(const EmitArgs& e, size_t n, Conv conv) noexcept
         emit_float_hwc<4, T>(e, n, conv);
 }
 
+/// Quantized bytes of one channel row: the fast form, or the table where it is not exact.
+void emit_q_plane(const int16_t* __restrict s, size_t c, const EmitArgs& e, QuantRange r,
+                  uint8_t* __restrict d, size_t step, size_t n) noexcept
+{
+    if (e.qtable) {
+        const uint8_t* __restrict table = e.qtable + c * kQ5Count;
+        for (size_t x = 0; x < n; ++x)
+            d[x * step] = table[std::min<int32_t>(std::max<int32_t>(s[x], 0), kQ5Max)];
+        return;
+    }
+    const float a = e.scale[c], b = e.bias[c];
+    const int32_t zp = e.zero_point;
+    if (e.qfused) {
+        // Only the fill row of a converter whose level has FMA comes here.
+        for (size_t x = 0; x < n; ++x)
+            d[x * step] = uint8_t(quant_formula(s[x], a, b, zp, r, QuantForm::Fused));
+        return;
+    }
+    for (size_t x = 0; x < n; ++x)
+        d[x * step] = uint8_t(quant_formula(s[x], a, b, zp, r));
+}
+
+void emit_quant(const EmitArgs& e, size_t n) noexcept
+{
+    const QuantRange r = quant_range(e.type == EmitType::QI8 ? DType::I8 : DType::U8);
+    const bool planar = e.chw || e.channels == 1;
+    for (size_t c = 0; c < e.channels; ++c) {
+        if (planar)
+            emit_q_plane(e.ch[c], c, e, r, e.dst + c * e.plane_stride, 1, n);
+        else
+            emit_q_plane(e.ch[c], c, e, r, e.dst + c, e.channels, n);
+    }
+}
+
 void emit(const EmitArgs& e, size_t n) noexcept
 {
     switch (e.type) {
+    case EmitType::QU8:
+    case EmitType::QI8:
+        emit_quant(e, n);
+        break;
     case EmitType::U8:
     case EmitType::I8: {
         const uint8_t mask = e.type == EmitType::I8 ? 0x80 : 0x00;
@@ -291,6 +330,6 @@ bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 } // namespace
 
-const KernelSet kPortableKernels = {"portable", hpass, vblend, compose, emit, yuv_emit};
+const KernelSet kPortableKernels = {"portable", hpass, vblend, compose, emit, yuv_emit, false};
 
 } // namespace edgetensor::detail::convert

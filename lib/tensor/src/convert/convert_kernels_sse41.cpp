@@ -236,10 +236,105 @@ void emit_f32_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t n
     }
 }
 
+inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
+{
+    for (size_t i = 0; i < n; ++i)
+        d[i] = s[i];
+}
+
+// ---- quantized bytes -------------------------------------------------------------------------
+
+/// 8 Q5 samples -> round_half_even(v * a + b) + zero point, saturated to int16 (a multiply
+/// then an add, as convert_quant.hpp's reference form).
+inline __m128i quant8(__m128i v, __m128 a, __m128 b, __m128i zp) noexcept
+{
+    // Samples are never negative: widening is interleaving with zeros.
+    const __m128i zero = _mm_setzero_si128();
+    const __m128 lo = _mm_cvtepi32_ps(_mm_unpacklo_epi16(v, zero));
+    const __m128 hi = _mm_cvtepi32_ps(_mm_unpackhi_epi16(v, zero));
+    const __m128i nlo = _mm_cvtps_epi32(_mm_add_ps(_mm_mul_ps(lo, a), b));
+    const __m128i nhi = _mm_cvtps_epi32(_mm_add_ps(_mm_mul_ps(hi, a), b));
+    return _mm_adds_epi16(_mm_packs_epi32(nlo, nhi), zp);
+}
+
+/// 16 Q5 samples (v0: 0-7, v1: 8-15) -> 16 quantized bytes, saturated to i8/u8.
+template <bool Signed>
+inline __m128i quant_bytes(__m128i v0, __m128i v1, __m128 a, __m128 b, __m128i zp) noexcept
+{
+    const __m128i p = quant8(v0, a, b, zp), q = quant8(v1, a, b, zp);
+    return Signed ? _mm_packs_epi16(p, q) : _mm_packus_epi16(p, q);
+}
+
+/// C channels of 16 output pixels from x (fewer at the end of the row), interleaved or planar.
+template <size_t C>
+ET_ALWAYS_INLINE void store_pixels(const EmitArgs& e, size_t x, size_t n, const __m128i* v) noexcept
+{
+    const size_t left = n - x < 16 ? n - x : 16;
+    if (e.chw || C == 1) {
+        for (size_t k = 0; k < C; ++k) {
+            uint8_t* d = e.dst + k * e.plane_stride + x;
+            if (left == 16) {
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v[k]);
+            } else {
+                alignas(16) uint8_t tail[16];
+                _mm_store_si128(reinterpret_cast<__m128i*>(tail), v[k]);
+                copy_bytes(d, tail, left);
+            }
+        }
+        return;
+    }
+    uint8_t* d = e.dst + x * C;
+    alignas(16) uint8_t tail[16 * 4];
+    uint8_t* out = left == 16 ? d : tail;
+    if constexpr (C == 3)
+        store_rgb16(out, v[0], v[1], v[2]);
+    else if constexpr (C == 4)
+        store_rgba16(out, v[0], v[1], v[2], v[3]);
+    if (out == tail)
+        copy_bytes(d, tail, left * C);
+}
+
+/// Channel rows to quantized bytes (the fast form; table rows go to the portable emit).
+template <bool Signed, size_t C> void emit_q(const EmitArgs& e, size_t n) noexcept
+{
+    const __m128i zp = _mm_set1_epi16(e.zero_point);
+    __m128 qa[C], qb[C];
+    for (size_t k = 0; k < C; ++k) {
+        qa[k] = _mm_set1_ps(e.scale[k]);
+        qb[k] = _mm_set1_ps(e.bias[k]);
+    }
+    for (size_t x = 0; x < n; x += 16) {
+        __m128i v[C];
+        for (size_t k = 0; k < C; ++k)
+            v[k] = quant_bytes<Signed>(load128(e.ch[k] + x), load128(e.ch[k] + x + 8), qa[k], qb[k],
+                                       zp);
+        store_pixels<C>(e, x, n, v);
+    }
+}
+
+template <bool Signed> void emit_q_channels(const EmitArgs& e, size_t n) noexcept
+{
+    if (e.channels == 1)
+        emit_q<Signed, 1>(e, n);
+    else if (e.channels == 3)
+        emit_q<Signed, 3>(e, n);
+    else
+        emit_q<Signed, 4>(e, n);
+}
+
 void emit(const EmitArgs& e, size_t n) noexcept
 {
     const bool planar = e.chw || e.channels == 1;
     switch (e.type) {
+    case EmitType::QU8:
+    case EmitType::QI8:
+        if (e.qtable || e.channels == 2)
+            break;
+        if (e.type == EmitType::QI8)
+            emit_q_channels<true>(e, n);
+        else
+            emit_q_channels<false>(e, n);
+        return;
     case EmitType::U8:
     case EmitType::I8: {
         const uint8_t mask = e.type == EmitType::I8 ? 0x80 : 0x00;
@@ -270,12 +365,6 @@ void emit(const EmitArgs& e, size_t n) noexcept
 inline __m128i q5_bytes(__m128i lo, __m128i hi, __m128i mask) noexcept
 {
     return _mm_xor_si128(_mm_packus_epi16(_mm_srai_epi16(lo, 5), _mm_srai_epi16(hi, 5)), mask);
-}
-
-inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
-{
-    for (size_t i = 0; i < n; ++i)
-        d[i] = s[i];
 }
 
 template <bool Blend, size_t C, bool Swap>
@@ -353,10 +442,55 @@ template <bool Blend> void yuv_f32_chw(const ComposeArgs& c, const EmitArgs& e, 
     }
 }
 
+/// YUV straight to quantized bytes: output channel k takes colour k (R G B), or 2 - k with
+/// Swap (B G R); alpha is the quantized opaque value.
+template <bool Blend, size_t C, bool Swap, bool Signed>
+void yuv_q(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    const YuvSrc src(c);
+    const __m128i zp = _mm_set1_epi16(e.zero_point);
+    __m128 qa[C], qb[C];
+    for (size_t k = 0; k < C; ++k) {
+        qa[k] = _mm_set1_ps(e.scale[k]);
+        qb[k] = _mm_set1_ps(e.bias[k]);
+    }
+    __m128i v[C];
+    if constexpr (C == 4) {
+        const __m128i opaque = _mm_set1_epi16(kQ5Max);
+        v[3] = quant_bytes<Signed>(opaque, opaque, qa[3], qb[3], zp);
+    }
+    for (size_t x = 0; x < n; x += 16) {
+        __m128i r0, g0, b0, r1, g1, b1;
+        src.template rgb_q5<Blend>(x, r0, g0, b0);
+        src.template rgb_q5<Blend>(x + 8, r1, g1, b1);
+        v[0] = quant_bytes<Signed>(Swap ? b0 : r0, Swap ? b1 : r1, qa[0], qb[0], zp);
+        v[1] = quant_bytes<Signed>(g0, g1, qa[1], qb[1], zp);
+        v[2] = quant_bytes<Signed>(Swap ? r0 : b0, Swap ? r1 : b1, qa[2], qb[2], zp);
+        store_pixels<C>(e, x, n, v);
+    }
+}
+
+template <bool Blend, bool Signed>
+bool yuv_q_channels(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+{
+    const bool swap = e.order[0] == 2;
+    if (e.channels == 3)
+        swap ? yuv_q<Blend, 3, true, Signed>(c, e, n) : yuv_q<Blend, 3, false, Signed>(c, e, n);
+    else
+        swap ? yuv_q<Blend, 4, true, Signed>(c, e, n) : yuv_q<Blend, 4, false, Signed>(c, e, n);
+    return true;
+}
+
 template <bool Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const bool swap = e.order[0] == 2;
     switch (e.type) {
+    case EmitType::QU8:
+    case EmitType::QI8:
+        if (e.qtable || e.channels < 3)
+            return false;
+        return e.type == EmitType::QI8 ? yuv_q_channels<Blend, true>(c, e, n)
+                                       : yuv_q_channels<Blend, false>(c, e, n);
     case EmitType::U8:
     case EmitType::I8: {
         if (e.channels < 3)
@@ -386,7 +520,7 @@ bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 } // namespace
 
-const KernelSet kSse41Kernels = {"sse4.1", hpass, vblend_simd, compose_simd, emit, yuv_emit};
+const KernelSet kSse41Kernels = {"sse4.1", hpass, vblend_simd, compose_simd, emit, yuv_emit, false};
 
 } // namespace edgetensor::detail::convert
 

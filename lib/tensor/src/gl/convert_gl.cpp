@@ -495,6 +495,13 @@ Result<void> ConverterHook::attach(Converter& conv)
         ET_LOG_INFO(kCat, "compute=auto: using the CPU: %s", why.c_str());
         return {};
     };
+    // The shaders write u8 as v and i8 as v - 128; quantized outputs are the CPU engine's.
+    if (conv.config().quant) {
+        const std::string why = "quantized outputs (ConvertConfig::quant) run on the CPU only";
+        if (required)
+            return make_error(ErrorCode::NotSupported, "compute=gl: " + why);
+        return keep_cpu(why);
+    }
     if (!required) {
         // Auto does not start a GL context just to find it is software: no DRM render node
         // (or EDGETENSOR_GL_DEVICE) means the only EGL display is a CPU rasteriser.
