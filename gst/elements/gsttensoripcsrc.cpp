@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
 // tensoripcsrc: frames from a tensoripcsink in another process, imported without a copy.
-// Every record from the socket is untrusted: the protocol module (lib/tensor/src/ipc) parses
-// and checks it, this element checks it against the caps, and whatever fails is dropped with
-// its fds closed and the reason logged and counted.
+// The session (connecting, the greeting, every record parsed and checked, releases, unlock)
+// is ipc::Receiver in lib/tensor/src/ipc, without GStreamer; this file is the GstPushSrc
+// adapter over it: it checks each frame against the caps, rebuilds it as a GstBuffer, imports
+// it, and turns what the receiver reports into flow returns and element errors. Whatever is
+// refused is dropped with its fds closed and the reason logged and counted.
 
 // The launch lines below are one line each, so they can be pasted: keep the formatter off.
 // clang-format off
@@ -50,10 +52,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
-#include "ipc_connection.hpp"
-#include "ipc_socket.hpp"
-#include "ipc_wake.hpp"
-#include "ipc_wire.hpp"
+#include "ipc_receiver.hpp"
 #include "tensoripc_common.hpp"
 #include "tensoripcsrc_frame.hpp"
 #include "tensoripcsrc_properties.hpp"
@@ -62,10 +61,6 @@
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
-#include <poll.h>
-
-#include <atomic>
-#include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -82,7 +77,6 @@ namespace eg = edgetensor::gst;
 namespace ipc = edgetensor::ipc;
 using namespace edgetensor::gst::tensoripcsrc;
 
-constexpr auto kRetryInterval = std::chrono::milliseconds(20);
 // Element warnings for rejected messages: the first, then one per this many (all are logged).
 constexpr guint64 kWarnEvery = 100;
 
@@ -96,22 +90,40 @@ struct CacheFree {
     }
 };
 
-struct Streaming {
-    std::shared_ptr<ipc::Connection> conn;
-    bool eos = false;
-    bool greeted = false;            ///< the sink's HELLO arrived on this connection
-    eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
-    guint32 caps_seq = 0;
-    bool caps_pushed = false;
-    FrameFormat format;
-    guint64 sink_pid = 0;
-    std::string last_rejection;
+// The receiver's log goes to this element's debug category.
+class Observer final : public ipc::LogObserver
+{
+public:
+    explicit Observer(GstTensorIpcSrc* self) : self_(self) {}
+
+    bool log_enabled(edgetensor::LogLevel level) const noexcept override
+    {
+        return gst_debug_category_get_threshold(GST_CAT_DEFAULT) >= eg::gst_debug_level(level);
+    }
+
+    void log(edgetensor::LogLevel level, const std::string& message) noexcept override
+    {
+        GST_CAT_LEVEL_LOG(GST_CAT_DEFAULT, eg::gst_debug_level(level), self_, "%s",
+                          message.c_str());
+    }
+
+private:
+    GstTensorIpcSrc* self_;
 };
 
-// One C++ state object per element: settings under the object lock; streaming state is
-// touched by the streaming thread only (and by start/stop when it is not running), with
-// `flushing` and the wake pipe as the only cross-thread signals.
+// What the element itself knows of the stream; the session (connection, greeting, accepted
+// caps_seq, counters) is the receiver's.
+struct Streaming {
+    eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
+    bool caps_pushed = false;
+    FrameFormat format;
+};
+
+// One C++ state object per element: settings under the object lock; streaming state under
+// mu, touched by the streaming thread (and by start/stop when it is not running); the
+// receiver's unlock() is the only cross-thread signal.
 struct State {
+    explicit State(GstTensorIpcSrc* self) : observer(self), receiver(observer) {}
     Settings settings;
     std::mutex mu;
     Streaming streaming;
@@ -119,10 +131,8 @@ struct State {
         gst_edge_tensor_import_cache_new(DEFAULT_CACHE_SIZE)};
     eg::GstObjectPtr<GstAllocator> dmabuf_alloc{gst_dmabuf_allocator_new()};
     eg::GstObjectPtr<GstAllocator> fd_alloc{gst_fd_allocator_new()};
-    ipc::WakePipe wake;
-    std::atomic<bool> flushing{false};
-    std::atomic<guint64> received{0};
-    std::atomic<guint64> rejected{0};
+    Observer observer;
+    ipc::Receiver receiver;
 };
 
 } // namespace
@@ -134,37 +144,6 @@ struct _GstTensorIpcSrc {
 
 G_DEFINE_TYPE(GstTensorIpcSrc, gst_tensor_ipc_src, GST_TYPE_PUSH_SRC)
 GST_ELEMENT_REGISTER_DEFINE(tensoripcsrc, "tensoripcsrc", GST_RANK_NONE, GST_TYPE_TENSOR_IPC_SRC)
-
-GType gst_tensor_ipc_src_on_disconnect_get_type(void)
-{
-    static gsize type = 0;
-    static const GEnumValue values[] = {
-        {GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS, "End the stream (EOS)", "eos"},
-        {GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR, "Post an element error", "error"},
-        {0, nullptr, nullptr},
-    };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorIpcSrcOnDisconnect", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
-}
-
-GType gst_tensor_ipc_src_on_invalid_get_type(void)
-{
-    static gsize type = 0;
-    static const GEnumValue values[] = {
-        {GST_TENSOR_IPC_SRC_ON_INVALID_DROP,
-         "Drop the message (fds closed, reason logged and counted) and go on", "drop"},
-        {GST_TENSOR_IPC_SRC_ON_INVALID_ERROR, "Post an element error", "error"},
-        {0, nullptr, nullptr},
-    };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorIpcSrcOnInvalid", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
-}
 
 namespace
 {
@@ -180,42 +159,30 @@ Settings settings_of(GstTensorIpcSrc* self)
     return state_of(self).settings;
 }
 
-// Waits for `fd` to be readable or the element to be woken. Returns false when flushing.
-bool wait_readable(State& st, int fd, int timeout_ms)
+ipc::ReceiverConfig receiver_config(const Settings& s)
 {
-    pollfd fds[2] = {{st.wake.read_fd(), POLLIN, 0}, {fd, POLLIN, 0}};
-    const int n = ::poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
-    if (n > 0 && fds[0].revents)
-        st.wake.drain();
-    return !st.flushing.load();
+    ipc::ReceiverConfig c;
+    c.path = s.socket_path;
+    c.timeout_ns = s.timeout;
+    c.allowed_uid = s.allowed_uid;
+    return c;
 }
 
 GstStructure* make_stats(GstTensorIpcSrc* self)
 {
     State& st = state_of(self);
     GstStructure* s = gst_edge_tensor_import_cache_get_stats(st.cache.get());
-    std::string last;
-    guint64 pid;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        last = st.streaming.last_rejection;
-        pid = st.streaming.sink_pid;
-    }
-    gst_structure_set(s, "received", G_TYPE_UINT64, st.received.load(), "rejected", G_TYPE_UINT64,
-                      st.rejected.load(), "last-rejection", G_TYPE_STRING, last.c_str(), "sink-pid",
-                      G_TYPE_UINT64, pid, nullptr);
+    const ipc::ReceiverStats r = st.receiver.stats();
+    gst_structure_set(s, "received", G_TYPE_UINT64, r.received, "rejected", G_TYPE_UINT64,
+                      r.rejected, "last-rejection", G_TYPE_STRING, r.last_rejection.c_str(),
+                      "sink-pid", G_TYPE_UINT64, r.sink_pid, nullptr);
     return s;
 }
 
-// A message was refused: count, log, and either go on (drop) or stop (error).
-GstFlowReturn reject(GstTensorIpcSrc* self, const std::string& why)
+// The `n`th message was refused (counted by the receiver): log, and either go on (drop) or
+// stop (error).
+GstFlowReturn report_rejection(GstTensorIpcSrc* self, guint64 n, const std::string& why)
 {
-    State& st = state_of(self);
-    const guint64 n = ++st.rejected;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        st.streaming.last_rejection = why;
-    }
     GST_WARNING_OBJECT(self, "dropping a message from the sender: %s", why.c_str());
     if (settings_of(self).on_invalid == GST_TENSOR_IPC_SRC_ON_INVALID_ERROR) {
         GST_ELEMENT_ERROR(self, STREAM, DECODE,
@@ -233,181 +200,122 @@ GstFlowReturn reject(GstTensorIpcSrc* self, const std::string& why)
     return GST_FLOW_OK;
 }
 
-GstFlowReturn connect_impl(GstTensorIpcSrc* self)
+// A message the receiver handed over that this element cannot use.
+GstFlowReturn reject(GstTensorIpcSrc* self, const std::string& why)
 {
-    State& st = state_of(self);
-    const Settings s = settings_of(self);
-    if (s.socket_path.empty()) {
+    return report_rejection(self, state_of(self).receiver.reject(why), why);
+}
+
+GstFlowReturn connect_failed(GstTensorIpcSrc* self, const Settings& s, const ipc::Event& e)
+{
+    const char* path = s.socket_path.c_str();
+    switch (e.failure) {
+    case ipc::ConnectFailure::NoPath:
         GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No socket-path is set."),
                           ("set socket-path to the path tensoripcsink listens on"));
-        return GST_FLOW_ERROR;
+        break;
+    case ipc::ConnectFailure::Credentials:
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot identify the sender."),
+                          ("%s", e.why.c_str()));
+        break;
+    case ipc::ConnectFailure::WrongUid:
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                          ("The sink on \"%s\" runs as uid %u; allowed-uid is %d.", path,
+                           guint(e.peer.uid), s.allowed_uid),
+                          ("sink pid %d", int(e.peer.pid)));
+        break;
+    case ipc::ConnectFailure::Connect:
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                          ("Cannot connect to \"%s\": %s", path, e.why.c_str()), (nullptr));
+        break;
+    case ipc::ConnectFailure::Timeout:
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                          ("No tensoripcsink listens on \"%s\" (waited %.1f s).", path,
+                           double(s.timeout) / GST_SECOND),
+                          ("%s; raise timeout (0 waits forever)", e.why.c_str()));
+        break;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    bool logged = false;
-    for (;;) {
-        if (st.flushing)
-            return GST_FLOW_FLUSHING;
-        auto fd = ipc::connect_to(s.socket_path);
-        if (fd) {
-            auto cred = ipc::peer_credentials(fd->get());
-            if (!cred) {
-                GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot identify the sender."),
-                                  ("%s", cred.error().message().c_str()));
-                return GST_FLOW_ERROR;
-            }
-            if (s.allowed_uid >= 0 && cred->uid != uid_t(s.allowed_uid)) {
-                GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                                  ("The sink on \"%s\" runs as uid %u; allowed-uid is %d.",
-                                   s.socket_path.c_str(), guint(cred->uid), s.allowed_uid),
-                                  ("sink pid %d", int(cred->pid)));
-                return GST_FLOW_ERROR;
-            }
-            GST_INFO_OBJECT(self, "connected to %s (pid %d, uid %u)", s.socket_path.c_str(),
-                            int(cred->pid), guint(cred->uid));
-            std::lock_guard<std::mutex> lock(st.mu);
-            st.streaming.conn = std::make_shared<ipc::Connection>(std::move(*fd));
-            st.streaming.eos = false;
-            st.streaming.greeted = false;
-            st.streaming.sink_pid = guint64(cred->pid);
-            return GST_FLOW_OK;
-        }
-        const int err = fd.error().sys_errno();
-        if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN) {
-            GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                              ("Cannot connect to \"%s\": %s", s.socket_path.c_str(),
-                               fd.error().message().c_str()),
-                              (nullptr));
-            return GST_FLOW_ERROR;
-        }
-        const auto waited = std::chrono::steady_clock::now() - t0;
-        if (s.timeout > 0 && waited >= std::chrono::nanoseconds(s.timeout)) {
-            GST_ELEMENT_ERROR(
-                self, RESOURCE, OPEN_READ,
-                ("No tensoripcsink listens on \"%s\" (waited %.1f s).", s.socket_path.c_str(),
-                 double(s.timeout) / GST_SECOND),
-                ("%s; raise timeout (0 waits forever)", fd.error().message().c_str()));
-            return GST_FLOW_ERROR;
-        }
-        if (!logged) {
-            GST_INFO_OBJECT(self, "waiting for a sink on %s", s.socket_path.c_str());
-            logged = true;
-        }
-        if (!wait_readable(st, -1, int(kRetryInterval.count())))
-            return GST_FLOW_FLUSHING;
-    }
+    return GST_FLOW_ERROR;
 }
 
 // The sender is gone: EOS or error, as configured.
-GstFlowReturn sender_gone(GstTensorIpcSrc* self, const std::string& why)
+GstFlowReturn sender_gone(GstTensorIpcSrc* self, const Settings& s, const ipc::Event& e)
 {
-    State& st = state_of(self);
-    std::shared_ptr<ipc::Connection> conn;
-    bool eos, greeted;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        conn = std::move(st.streaming.conn);
-        eos = st.streaming.eos;
-        greeted = st.streaming.greeted;
-    }
-    if (conn)
-        conn->close();
-    if (eos)
+    const char* path = s.socket_path.c_str();
+    switch (e.departure) {
+    case ipc::Departure::AfterEos:
         return GST_FLOW_EOS;
-    const std::string path = settings_of(self).socket_path;
-    // A sink closes a receiver before its greeting to refuse it (or because it stopped in that
-    // instant): an error either way, since no stream ever began to end.
-    if (!greeted) {
+    case ipc::Departure::BeforeGreeting:
+        // A sink closes a receiver before its greeting to refuse it (or because it stopped in
+        // that instant): an error either way, since no stream ever began to end.
         GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
                           ("The sink on \"%s\" closed the connection before its greeting: it "
                            "refused this receiver or stopped.",
-                           path.c_str()),
+                           path),
                           ("%s; a sink refuses receivers of another user than its allowed-uid "
                            "and receivers beyond its max-clients, and says which on its bus",
-                           why.c_str()));
+                           e.why.c_str()));
         return GST_FLOW_ERROR;
+    case ipc::Departure::WithoutEos:
+        break;
     }
-    if (settings_of(self).on_disconnect == GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR) {
+    if (s.on_disconnect == GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR) {
         GST_ELEMENT_ERROR(self, RESOURCE, READ,
-                          ("The sender on \"%s\" went away without EOS.", path.c_str()),
-                          ("%s", why.c_str()));
+                          ("The sender on \"%s\" went away without EOS.", path),
+                          ("%s", e.why.c_str()));
         return GST_FLOW_ERROR;
     }
-    GST_ELEMENT_WARNING(
-        self, RESOURCE, READ,
-        ("The sender on \"%s\" went away without EOS; ending the stream.", path.c_str()),
-        ("%s", why.c_str()));
+    GST_ELEMENT_WARNING(self, RESOURCE, READ,
+                        ("The sender on \"%s\" went away without EOS; ending the stream.", path),
+                        ("%s", e.why.c_str()));
     return GST_FLOW_EOS;
 }
 
-GstFlowReturn handle_caps(GstTensorIpcSrc* self, ipc::Message& msg)
+GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
 {
     State& st = state_of(self);
-    eg::MiniObjectPtr<GstCaps> caps(gst_caps_from_string(msg.caps.c_str()));
-    if (!caps || gst_caps_get_size(caps.get()) != 1 || !gst_caps_is_fixed(caps.get()))
-        return reject(self, "CAPS \"" + msg.caps.substr(0, 200) + "\" are not fixed caps");
     eg::MiniObjectPtr<GstCaps> templ(gst_static_pad_template_get_caps(&src_template));
-    if (!gst_caps_is_subset(caps.get(), templ.get()))
-        return reject(self, "CAPS \"" + msg.caps.substr(0, 200) +
-                                "\" are not caps this "
-                                "element produces");
-    const bool video = gst_structure_has_name(gst_caps_get_structure(caps.get(), 0), "video/x-raw");
-    GstVideoInfo vinfo;
-    gst_video_info_init(&vinfo);
-    eg::TensorCaps tensor;
-    if (video) {
-        if (!gst_video_info_from_caps(&vinfo, caps.get()))
-            return reject(self, "cannot parse video CAPS \"" + msg.caps.substr(0, 200) + "\"");
-    } else {
-        auto t = eg::parse_tensor_caps(gst_caps_get_structure(caps.get(), 0));
-        if (!t)
-            return reject(self, "CAPS: " + t.error().message());
-        tensor = *t;
+    auto sender = read_sender_caps(e.caps, templ.get());
+    if (!sender)
+        return reject(self, sender.error().message());
+    if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), sender->caps.get()))
+        return reject(self, "the import cache cannot use CAPS \"" + e.caps.substr(0, 200) + "\"");
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        Streaming& s = st.streaming;
+        s.caps_pushed =
+            s.caps && gst_caps_is_equal(s.caps.get(), sender->caps.get()) && s.caps_pushed;
+        s.caps = std::move(sender->caps);
+        s.format = sender->format;
     }
-    if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), caps.get()))
-        return reject(self, "the import cache cannot use CAPS \"" + msg.caps.substr(0, 200) + "\"");
-    std::lock_guard<std::mutex> lock(st.mu);
-    Streaming& s = st.streaming;
-    s.caps_pushed = s.caps && gst_caps_is_equal(s.caps.get(), caps.get()) && s.caps_pushed;
-    s.caps = std::move(caps);
-    s.caps_seq = msg.caps_seq;
-    s.format.video = video;
-    s.format.vinfo = vinfo;
-    s.format.tensor = tensor;
-    GST_DEBUG_OBJECT(self, "sender caps %u: %s", msg.caps_seq, msg.caps.c_str());
+    st.receiver.accept_caps(e.caps_seq);
+    GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
     return GST_FLOW_OK;
 }
 
-GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Message& msg, GstBuffer** out)
+// A frame the receiver checked against the protocol and the kernel: checked here against the
+// caps, rebuilt as a buffer, imported. Every early return releases the frame (its token dies
+// with the event) and closes its fds.
+GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out)
 {
     State& st = state_of(self);
-    ipc::Frame& f = msg.frame;
-    auto release = std::make_shared<ipc::FrameRelease>();
+    ipc::Frame& f = e.frame;
     eg::MiniObjectPtr<GstCaps> caps;
-    guint32 caps_seq;
     FrameFormat format;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        release->conn = st.streaming.conn;
-        release->seq = f.head.seq;
         caps.reset(st.streaming.caps ? gst_caps_ref(st.streaming.caps.get()) : nullptr);
-        caps_seq = st.streaming.caps_seq;
         format = st.streaming.format;
     }
-    // From here on, every early return releases the frame (the token dies) and closes its fds.
-    if (!caps || f.head.caps_seq != caps_seq)
-        return reject(self, "FRAME " + std::to_string(f.head.seq) + " for caps " +
-                                std::to_string(f.head.caps_seq) + " before those caps");
-    if (auto r = ipc::check_frame_fds(f); !r)
-        return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + r.error().message());
     if (const std::string why = check_layout(format, f); !why.empty())
         return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + why);
 
     std::string why_not;
     eg::MiniObjectPtr<GstBuffer> buf =
-        assemble_buffer(f, format, release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
+        assemble_buffer(f, format, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
     if (!buf)
         return reject(self, why_not);
-    release.reset(); // the memories hold it now
+    e.release.reset(); // the memories hold it now
     GstEdgeTensorImportResult result = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
     gchar* why_c = nullptr;
     GstEdgeTensorMeta* meta =
@@ -440,73 +348,39 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Message& msg, GstBuffer**
                           (nullptr));
         return GST_FLOW_NOT_NEGOTIATED;
     }
-    st.received++;
+    st.receiver.count_received();
     *out = buf.release();
     return GST_FLOW_OK;
 }
 
+// The receiver's events until one ends this create(): a frame to push, or a flow return.
 GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
 {
     State& st = state_of(self);
+    const Settings s = settings_of(self);
+    const ipc::ReceiverConfig config = receiver_config(s);
     for (;;) {
-        if (st.flushing)
-            return GST_FLOW_FLUSHING;
-        std::shared_ptr<ipc::Connection> conn;
-        {
-            std::lock_guard<std::mutex> lock(st.mu);
-            conn = st.streaming.conn;
-        }
-        if (!conn) {
-            const GstFlowReturn ret = connect_impl(self);
-            if (ret != GST_FLOW_OK)
-                return ret;
-            continue;
-        }
-        conn->flush();
-        if (!wait_readable(st, conn->fd(), -1))
-            return GST_FLOW_FLUSHING;
-        auto rec = ipc::receive_record(conn->fd());
-        if (!rec) {
-            if (rec.error().sys_errno() == EAGAIN)
-                continue;
-            return sender_gone(self, rec.error().message());
-        }
-        if (rec->eof)
-            return sender_gone(self, "the socket was closed");
-        auto msg = ipc::parse(rec->bytes, std::move(rec->fds), rec->truncated);
-        if (!msg) {
-            const GstFlowReturn ret = reject(self, msg.error().message());
-            if (ret != GST_FLOW_OK)
-                return ret;
-            continue;
-        }
+        ipc::Event e = st.receiver.next(config);
         GstFlowReturn ret = GST_FLOW_OK;
-        switch (msg->type) {
-        case ipc::MsgType::Hello: {
-            std::lock_guard<std::mutex> lock(st.mu);
-            st.streaming.greeted = true;
-            GST_DEBUG_OBJECT(self, "sink pid %" G_GUINT64_FORMAT " lets us hold %u frames",
-                             msg->hello.sink_pid, msg->hello.max_pending);
+        switch (e.kind) {
+        case ipc::Event::Kind::Flushing:
+            return GST_FLOW_FLUSHING;
+        case ipc::Event::Kind::Failed:
+            return connect_failed(self, s, e);
+        case ipc::Event::Kind::Gone:
+            return sender_gone(self, s, e);
+        case ipc::Event::Kind::Eos:
+            return GST_FLOW_EOS;
+        case ipc::Event::Kind::Invalid:
+            ret = report_rejection(self, e.rejections, e.why);
             break;
-        }
-        case ipc::MsgType::Caps:
-            ret = handle_caps(self, *msg);
+        case ipc::Event::Kind::Caps:
+            ret = handle_caps(self, e);
             break;
-        case ipc::MsgType::Frame:
-            ret = handle_frame(self, *msg, out);
+        case ipc::Event::Kind::Frame:
+            ret = handle_frame(self, e, out);
             if (ret == GST_FLOW_OK && *out)
                 return GST_FLOW_OK;
-            break;
-        case ipc::MsgType::Eos: {
-            {
-                std::lock_guard<std::mutex> lock(st.mu);
-                st.streaming.eos = true;
-            }
-            GST_INFO_OBJECT(self, "the sender sent EOS");
-            return GST_FLOW_EOS;
-        }
-        case ipc::MsgType::Release:
-            ret = reject(self, "a sink does not send RELEASE");
             break;
         }
         if (ret != GST_FLOW_OK)
@@ -551,10 +425,10 @@ void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* val
     }
     switch (prop_id) {
     case PROP_RECEIVED:
-        g_value_set_uint64(value, st.received.load());
+        g_value_set_uint64(value, st.receiver.received());
         break;
     case PROP_REJECTED:
-        g_value_set_uint64(value, st.rejected.load());
+        g_value_set_uint64(value, st.receiver.rejected());
         break;
     case PROP_STATS:
         if (st.cache)
@@ -585,15 +459,12 @@ gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
                           (nullptr));
         return FALSE;
     }
-    if (auto r = st.wake.open(); !r) {
+    if (auto r = st.receiver.start(); !r) {
         GST_ELEMENT_ERROR(self, RESOURCE, FAILED,
                           ("Cannot create a pipe: %s", g_strerror(r.error().sys_errno())),
                           (nullptr));
         return FALSE;
     }
-    st.flushing = false;
-    st.received = 0;
-    st.rejected = 0;
     gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), settings_of(self).cache_size);
     gst_edge_tensor_import_cache_reset_stats(st.cache.get());
     std::lock_guard<std::mutex> lock(st.mu);
@@ -605,38 +476,29 @@ gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
 {
     auto* self = GST_TENSOR_IPC_SRC(src);
     State& st = state_of(self);
-    std::shared_ptr<ipc::Connection> conn;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        conn = std::move(st.streaming.conn);
         st.streaming = Streaming{};
     }
-    // Frames still downstream keep the Connection object, not the socket.
-    if (conn)
-        conn->close();
+    // Closes the socket; frames still downstream keep the Connection object, not the socket.
+    st.receiver.stop();
     gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
     GstStructure* s = make_stats(self);
     eg::GCharPtr str(gst_structure_to_string(s));
     GST_INFO_OBJECT(self, "%s", str.get());
     gst_structure_free(s);
-    st.wake.close();
     return TRUE;
 }
 
 gboolean gst_tensor_ipc_src_unlock(GstBaseSrc* src)
 {
-    State& st = state_of(src);
-    st.flushing = true;
-    st.wake.wake();
+    state_of(src).receiver.unlock();
     return TRUE;
 }
 
 gboolean gst_tensor_ipc_src_unlock_stop(GstBaseSrc* src)
 {
-    State& st = state_of(src);
-    st.flushing = false;
-    if (st.wake.is_open())
-        st.wake.drain();
+    state_of(src).receiver.unlock_stop();
     return TRUE;
 }
 
@@ -706,7 +568,7 @@ static void gst_tensor_ipc_src_class_init(GstTensorIpcSrcClass* klass)
 
 static void gst_tensor_ipc_src_init(GstTensorIpcSrc* self)
 {
-    self->state = new State();
+    self->state = new State(self);
     gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_TIME);
     gst_base_src_set_live(GST_BASE_SRC(self), DEFAULT_IS_LIVE);
 }

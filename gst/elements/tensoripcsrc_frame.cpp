@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// tensoripcsrc's received frames (tensoripcsrc_frame.hpp).
+// tensoripcsrc's received frames and the caps they follow (tensoripcsrc_frame.hpp).
 
 #include "tensoripcsrc_frame.hpp"
 
@@ -27,7 +27,38 @@ void free_release(gpointer p)
     delete static_cast<FrameReleasePtr*>(p);
 }
 
+Unexpected refuse(std::string why)
+{
+    return make_error(ErrorCode::InvalidArgument, std::move(why));
+}
+
 } // namespace
+
+Result<SenderCaps> read_sender_caps(const std::string& text, GstCaps* produced)
+{
+    const std::string quoted = "\"" + text.substr(0, 200) + "\"";
+    SenderCaps out;
+    out.caps.reset(gst_caps_from_string(text.c_str()));
+    GstCaps* caps = out.caps.get();
+    if (!caps || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps))
+        return refuse("CAPS " + quoted + " are not fixed caps");
+    if (!gst_caps_is_subset(caps, produced))
+        return refuse("CAPS " + quoted + " are not caps this element produces");
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    FrameFormat& f = out.format;
+    f.video = gst_structure_has_name(s, "video/x-raw");
+    gst_video_info_init(&f.vinfo);
+    if (f.video) {
+        if (!gst_video_info_from_caps(&f.vinfo, caps))
+            return refuse("cannot parse video CAPS " + quoted);
+        return out;
+    }
+    auto t = parse_tensor_caps(s);
+    if (!t)
+        return refuse("CAPS: " + t.error().message());
+    f.tensor = *t;
+    return out;
+}
 
 std::string check_layout(const FrameFormat& s, const ipc::Frame& f)
 {

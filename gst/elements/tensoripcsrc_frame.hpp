@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// tensoripcsrc's reconstruction of a received FRAME: the checks that need the sender's caps
-// (the wire parser cannot make them), and the GstBuffer rebuilt as the sender had it, its
-// memories wrapping the received fds and releasing the frame when the last of them dies.
+// tensoripcsrc's reconstruction of a received FRAME: the layout the sender's caps give its
+// frames (the one place this element reads caps), the checks that need it (the wire parser
+// cannot make them), and the GstBuffer rebuilt as the sender had it, its memories wrapping the
+// received fds and releasing the frame when the last of them dies.
 
 #pragma once
 
@@ -10,6 +11,8 @@
 #include "internal.hpp"
 #include "ipc_connection.hpp"
 #include "ipc_wire.hpp"
+
+#include <edgetensor/error.hpp>
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -26,6 +29,16 @@ struct FrameFormat {
     GstVideoInfo vinfo{};
     TensorCaps tensor; ///< when !video
 };
+
+struct SenderCaps {
+    MiniObjectPtr<GstCaps> caps;
+    FrameFormat format;
+};
+
+/// The sender's CAPS string (untrusted) as caps and a frame layout: one fixed structure, a
+/// subset of `produced` (what the element's pad produces), parseable video info or one static
+/// tensor. Errors (InvalidArgument) say which, quoting the caps' first 200 bytes.
+Result<SenderCaps> read_sender_caps(const std::string& text, GstCaps* produced);
 
 /// Why the frame's layout does not fit its memories for `format` (empty when it does).
 std::string check_layout(const FrameFormat& format, const ipc::Frame& f);

@@ -1,8 +1,41 @@
 // SPDX-License-Identifier: MIT
 //
-// tensoripcsrc's properties (tensoripcsrc_properties.hpp).
+// tensoripcsrc's properties and their enum types (tensoripcsrc_properties.hpp).
 
 #include "tensoripcsrc_properties.hpp"
+
+// The enum properties' value types (declared in gsttensoripcsrc.h, part of the element's API).
+
+GType gst_tensor_ipc_src_on_disconnect_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS, "End the stream (EOS)", "eos"},
+        {GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR, "Post an element error", "error"},
+        {0, nullptr, nullptr},
+    };
+    if (g_once_init_enter(&type)) {
+        GType t = g_enum_register_static("GstTensorIpcSrcOnDisconnect", values);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
+
+GType gst_tensor_ipc_src_on_invalid_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_IPC_SRC_ON_INVALID_DROP,
+         "Drop the message (fds closed, reason logged and counted) and go on", "drop"},
+        {GST_TENSOR_IPC_SRC_ON_INVALID_ERROR, "Post an element error", "error"},
+        {0, nullptr, nullptr},
+    };
+    if (g_once_init_enter(&type)) {
+        GType t = g_enum_register_static("GstTensorIpcSrcOnInvalid", values);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
 
 namespace edgetensor::gst::tensoripcsrc
 {

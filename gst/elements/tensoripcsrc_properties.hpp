@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// tensoripcsrc's GObject properties: their ids, specs (names, ranges, defaults, blurbs) and
-// the settings they read and write. The element owns the storage, its lock, the counters and
-// what a change sets in motion (liveness, the cache's size); this file owns what a property
-// means.
+// tensoripcsrc's GObject properties: their ids, specs (names, ranges, defaults, blurbs), the
+// GEnum types of the enum ones, and the settings they read and write. The element owns the
+// storage, its lock, the counters (its receiver's) and what a change sets in motion (liveness,
+// the cache's size); this file owns what a property means.
 
 #pragma once
 

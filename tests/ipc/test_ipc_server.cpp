@@ -5,7 +5,7 @@
 // rule, and that nothing leaks. Also run under ThreadSanitizer: the serving thread and the
 // sending thread share every receiver.
 
-#include "fd_count.hpp"
+#include "ipc_fixture.hpp"
 #include "ipc_records.hpp"
 #include "ipc_server.hpp"
 #include "ipc_socket.hpp"
@@ -69,40 +69,10 @@ public:
     std::atomic<uint32_t> full_limit{0};
 };
 
-std::string temp_socket_path()
-{
-    char tmpl[] = "/tmp/et-ipc-server-XXXXXX";
-    EXPECT_TRUE(::mkdtemp(tmpl));
-    return std::string(tmpl) + "/s";
-}
-
+using test::eventually;
 using test::flat_record;
+using test::next_message;
 using test::sealed_memfd;
-
-// The next message on `fd`, parsed (fails the test after 5 s).
-Message next_message(int fd)
-{
-    pollfd p{fd, POLLIN, 0};
-    EXPECT_GT(::poll(&p, 1, 5000), 0) << "nothing arrived";
-    auto rec = receive_record(fd);
-    EXPECT_TRUE(rec) << rec.error().message();
-    if (!rec)
-        return {};
-    auto m = parse(rec->bytes, std::move(rec->fds), rec->truncated);
-    EXPECT_TRUE(m) << m.error().message();
-    return m ? std::move(*m) : Message{};
-}
-
-template <typename Pred> bool eventually(Pred pred)
-{
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() > until)
-            return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return true;
-}
 
 ::testing::AssertionResult started(Server& server, const ServerConfig& config)
 {
@@ -117,16 +87,14 @@ void count_drop(void* counter)
     static_cast<std::atomic<int>*>(counter)->fetch_add(1);
 }
 
-// A socket path in a fresh directory, a server with a recording observer, and, at the end, the
-// directory removed and every fd the test opened closed again.
-class IpcServerTest : public ::testing::Test
+// The fd-checked socket directory with a server and a recording observer in it.
+class IpcServerTest : public test::FdCheckedTest
 {
 protected:
     void TearDown() override
     {
         server.stop();
-        ::rmdir(path.substr(0, path.rfind('/')).c_str());
-        EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());
+        FdCheckedTest::TearDown();
     }
     ServerConfig config_for_path() const
     {
@@ -134,8 +102,6 @@ protected:
         c.path = path;
         return c;
     }
-    const std::set<int> before = test::open_fds();
-    const std::string path = temp_socket_path();
     RecordingObserver observer;
     Server server{observer};
 };

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <utility>
@@ -57,18 +56,10 @@ void Keepalive::reset() noexcept
 
 void Server::log(LogLevel level, const char* format, ...) noexcept
 {
-    if (!logs(level))
-        return;
-    char buf[1024];
     va_list ap;
     va_start(ap, format);
-    std::vsnprintf(buf, sizeof(buf), format, ap);
+    vlog_to(observer_, level, format, ap);
     va_end(ap);
-    try {
-        observer_.log(level, buf);
-    } catch (...) {
-        // A log line that cannot be built is not worth ending the stream for.
-    }
 }
 
 bool Server::start(const ServerConfig& config, StartError* error)

@@ -8,6 +8,7 @@
 
 #pragma once
 
+#include "ipc_log.hpp"
 #include "ipc_socket.hpp"
 #include "ipc_wake.hpp"
 #include "ipc_wire.hpp"
@@ -60,13 +61,9 @@ enum class Refusal : uint8_t {
 
 /// How the server reaches the element's log and bus. Called from the serving thread and from
 /// send_frame()'s caller; implementations must be thread-safe and must not call the server.
-class ServerObserver
+class ServerObserver : public LogObserver
 {
 public:
-    virtual ~ServerObserver() = default;
-    /// Lets the server skip formatting what would not be logged (a line per dropped frame).
-    virtual bool log_enabled(LogLevel level) const noexcept = 0;
-    virtual void log(LogLevel level, const std::string& message) noexcept = 0;
     /// A receiver of another user than allowed-uid connected and was disconnected. Called
     /// without the server's lock held, so the element may post a bus message.
     virtual void refused_uid(const PeerCredentials& peer, int allowed_uid,

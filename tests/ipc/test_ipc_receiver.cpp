@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsrc's receiving side (ipc::Receiver) without GStreamer, against hand-written sinks
+// and the real ipc::Server: the greeting, caps and frames it reports, the RELEASE each frame
+// sends when its token dies, every kind of bad record refused with its fds closed, the fd
+// budget (a full fd table at receive, connect and start), a close before the greeting,
+// reconnecting, unlock while blocked, and that nothing leaks. Also run under
+// ThreadSanitizer: unlock() comes from another thread.
+
+#include "ipc_fixture.hpp"
+#include "ipc_receiver.hpp"
+#include "ipc_records.hpp"
+#include "ipc_server.hpp"
+#include "ipc_socket.hpp"
+#include "ipc_wire.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace edgetensor::ipc
+{
+namespace
+{
+
+using test::eventually;
+using test::FakeSink;
+using test::flat_record;
+using test::FullFdTable;
+using test::next_message;
+using test::sealed_memfd;
+
+constexpr const char* kCaps = "video/x-raw, format=(string)GRAY8, width=(int)64, height=(int)16";
+constexpr uint64_t kFrameBytes = 64 * 16;
+
+class RecordingLog final : public LogObserver
+{
+public:
+    bool log_enabled(LogLevel) const noexcept override { return true; }
+    void log(LogLevel, const std::string& message) noexcept override
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        lines_.push_back(message);
+    }
+    bool has(const std::string& part) const
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        return std::any_of(lines_.begin(), lines_.end(),
+                           [&](const std::string& l) { return l.find(part) != std::string::npos; });
+    }
+
+private:
+    mutable std::mutex mu_;
+    std::vector<std::string> lines_;
+};
+
+class QuietServerObserver final : public ServerObserver
+{
+public:
+    bool log_enabled(LogLevel) const noexcept override { return false; }
+    void log(LogLevel, const std::string&) noexcept override {}
+    void refused_uid(const PeerCredentials&, int, const std::string&,
+                     const std::string&) noexcept override
+    {
+    }
+    void refused(Refusal, uint32_t, const std::string&, const std::string&, bool) noexcept override
+    {
+    }
+};
+
+void send(int fd, const std::vector<uint8_t>& bytes, std::vector<int> fds = {})
+{
+    auto r = send_record(fd, bytes, fds);
+    ASSERT_TRUE(r) << r.error().message();
+}
+
+FrameHead head_for(uint64_t seq, uint32_t caps_seq = 1)
+{
+    FrameHead h;
+    h.seq = seq;
+    h.caps_seq = caps_seq;
+    return h;
+}
+
+void send_frame(int fd, const FrameHead& head, int mem_fd, std::vector<int> extra_fds = {})
+{
+    const MemoryRecord rec = flat_record(kFrameBytes);
+    auto m = encode_frame(head, std::span(&rec, 1));
+    ASSERT_TRUE(m) << m.error().message();
+    extra_fds.insert(extra_fds.begin(), mem_fd);
+    send(fd, *m, extra_fds);
+}
+
+void greet(int fd)
+{
+    Hello h;
+    h.max_pending = 2;
+    h.sink_pid = 4242;
+    send(fd, encode_hello(h));
+    send(fd, *encode_caps(1, kCaps));
+}
+
+// The fd-checked socket directory with a receiver in it, started.
+class IpcReceiverTest : public test::FdCheckedTest
+{
+protected:
+    void SetUp() override
+    {
+        auto r = receiver.start();
+        ASSERT_TRUE(r) << r.error().message();
+    }
+    void TearDown() override
+    {
+        receiver.stop();
+        FdCheckedTest::TearDown();
+    }
+    ReceiverConfig config() const
+    {
+        ReceiverConfig c;
+        c.path = path;
+        return c;
+    }
+    // The sink's greeting and caps, accepted.
+    void expect_caps()
+    {
+        const Event e = receiver.next(config());
+        ASSERT_EQ(e.kind, Event::Kind::Caps) << e.why;
+        EXPECT_EQ(e.caps_seq, 1u);
+        EXPECT_EQ(e.caps, kCaps);
+        receiver.accept_caps(e.caps_seq);
+    }
+    RecordingLog log;
+    Receiver receiver{log};
+};
+
+TEST_F(IpcReceiverTest, ReportsCapsAndFramesAndReleasesEachFrameWhenItsTokenDies)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) {
+        greet(c.get());
+        UniqueFd mem = sealed_memfd(kFrameBytes, 9);
+        send_frame(c.get(), head_for(7), mem.get());
+    });
+    expect_caps();
+    Event f = receiver.next(config());
+    ASSERT_EQ(f.kind, Event::Kind::Frame) << f.why;
+    sink.join();
+    EXPECT_EQ(f.frame.head.seq, 7u);
+    EXPECT_EQ(f.frame.head.n_memories, 1u);
+    EXPECT_TRUE(f.frame.fds[0]);
+    ASSERT_TRUE(f.release);
+    EXPECT_EQ(f.release->seq, 7u);
+    EXPECT_TRUE(log.has("connected to " + path));
+    EXPECT_TRUE(log.has("sink pid 4242 lets us hold 2 frames"));
+    const ReceiverStats s = receiver.stats();
+    EXPECT_EQ(s.sink_pid, uint64_t(::getpid())) << "the sink's pid is SO_PEERCRED's";
+    EXPECT_EQ(s.rejected, 0u);
+
+    // Held: nothing released yet. Dropped: released, once.
+    EXPECT_TRUE(sink.nothing_pending());
+    auto keep = f.release;
+    f = Event{};
+    EXPECT_TRUE(sink.nothing_pending()) << "a copy of the token still holds the frame";
+    keep.reset();
+    const Message rel = next_message(sink.client());
+    ASSERT_EQ(rel.type, MsgType::Release);
+    EXPECT_EQ(rel.releases, std::vector<uint64_t>{7});
+    EXPECT_TRUE(sink.nothing_pending());
+
+    receiver.count_received();
+    EXPECT_EQ(receiver.received(), 1u);
+}
+
+TEST_F(IpcReceiverTest, BadRecordsAreRefusedCountedAndClosedAndTheSessionGoesOn_Negative)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) {
+        greet(c.get());
+        const int fd = c.get();
+        // 1. not a record of this protocol
+        send(fd, {1, 2, 3});
+        // 2. a header of another protocol version
+        auto hello = encode_hello(Hello{});
+        hello[4] = 9;
+        send(fd, hello);
+        // 3. a FRAME for caps never sent (released at once)
+        UniqueFd mem = sealed_memfd(kFrameBytes);
+        send_frame(fd, head_for(2, 5), mem.get());
+        // 4. a FRAME whose fd is a pipe (released at once)
+        int p[2];
+        ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+        UniqueFd pr(p[0]), pw(p[1]);
+        send_frame(fd, head_for(3), pr.get());
+        // 5. a FRAME with two fds for one memory
+        send_frame(fd, head_for(4), mem.get(), {mem.get()});
+        // 6. a RELEASE, which only receivers send
+        const uint64_t seq = 1;
+        send(fd, *encode_release(std::span(&seq, 1)));
+        // 7. a record longer than any the protocol has
+        std::vector<uint8_t> big(kMaxMessage + 100, 0);
+        send(fd, big);
+        // 8. a good frame: the session goes on
+        send_frame(fd, head_for(8), mem.get());
+    });
+    expect_caps();
+    const char* reasons[] = {
+        "shorter than the 16-byte header",
+        "protocol version 9",
+        "FRAME 2 for caps 5 before those caps",
+        "FRAME 3: memory 0: a received fd is neither a DMA-BUF nor a memfd",
+        "FRAME of 1 memories carries 2 fds",
+        "a sink does not send RELEASE",
+        "truncated",
+    };
+    uint64_t n = 0;
+    for (const char* why : reasons) {
+        const Event e = receiver.next(config());
+        ASSERT_EQ(e.kind, Event::Kind::Invalid) << "expected: " << why;
+        EXPECT_NE(e.why.find(why), std::string::npos) << e.why;
+        EXPECT_EQ(e.rejections, ++n);
+        EXPECT_FALSE(e.release);
+    }
+    Event good = receiver.next(config());
+    ASSERT_EQ(good.kind, Event::Kind::Frame) << good.why;
+    EXPECT_EQ(good.frame.head.seq, 8u);
+    sink.join();
+
+    const ReceiverStats s = receiver.stats();
+    EXPECT_EQ(s.rejected, n);
+    EXPECT_NE(s.last_rejection.find("truncated"), std::string::npos) << s.last_rejection;
+
+    // The frames refused after their header was read were released at once; the good one is
+    // released when its token dies.
+    good = Event{};
+    std::vector<uint64_t> released;
+    for (int i = 0; i < 3; ++i) {
+        const Message m = next_message(sink.client());
+        ASSERT_EQ(m.type, MsgType::Release);
+        released.insert(released.end(), m.releases.begin(), m.releases.end());
+    }
+    EXPECT_EQ(released, (std::vector<uint64_t>{2, 3, 8}));
+    EXPECT_TRUE(sink.nothing_pending());
+    // The fixture checks that every fd the refused records brought was closed.
+}
+
+// The fd budget at receive time: a record whose fds the kernel cannot install (this process's
+// table is full) arrives cut (MSG_CTRUNC). It is refused like any truncated record, and the
+// next frame, once there is room, arrives whole.
+TEST_F(IpcReceiverTest, AFrameArrivingWithTheFdTableFullIsRefusedAndTheNextArrives_Negative)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) { greet(c.get()); });
+    expect_caps();
+    sink.join();
+    UniqueFd mem = sealed_memfd(kFrameBytes);
+    {
+        FullFdTable full;
+        send_frame(sink.client(), head_for(1), mem.get());
+        const Event e = receiver.next(config());
+        ASSERT_EQ(e.kind, Event::Kind::Invalid) << e.why;
+        EXPECT_NE(e.why.find("truncated"), std::string::npos) << e.why;
+
+        full.free_one();
+        send_frame(sink.client(), head_for(2), mem.get());
+        const Event f = receiver.next(config());
+        ASSERT_EQ(f.kind, Event::Kind::Frame) << f.why;
+        EXPECT_EQ(f.frame.head.seq, 2u);
+    }
+    EXPECT_EQ(receiver.rejected(), 1u);
+}
+
+// The fd budget at connect and start: out of fds is an error at once that says so, never a
+// wait for a sink (timeout 0 would wait forever) and never a half-started receiver.
+TEST_F(IpcReceiverTest, ConnectingOrStartingWithTheFdTableFullFailsNamingEmfile_Negative)
+{
+    FakeSink sink(path);
+    ReceiverConfig c = config();
+    c.timeout_ns = 0;
+    receiver.stop();
+    {
+        FullFdTable full;
+        auto started = receiver.start();
+        ASSERT_FALSE(started);
+        EXPECT_EQ(started.error().sys_errno(), EMFILE);
+    }
+    {
+        FullFdTable full(2); // room for the wake pipe, none for the socket
+        ASSERT_TRUE(receiver.start());
+        const Event e = receiver.next(c);
+        ASSERT_EQ(e.kind, Event::Kind::Failed);
+        EXPECT_EQ(e.failure, ConnectFailure::Connect);
+        EXPECT_NE(e.why.find("EMFILE"), std::string::npos) << e.why;
+    }
+}
+
+TEST_F(IpcReceiverTest, ACloseBeforeTheGreetingIsARefusal_Negative)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) { c.reset(); }); // what a sink does to a receiver it refuses
+    const Event e = receiver.next(config());
+    ASSERT_EQ(e.kind, Event::Kind::Gone) << e.why;
+    EXPECT_EQ(e.departure, Departure::BeforeGreeting);
+    EXPECT_EQ(e.why, "the socket was closed");
+}
+
+TEST_F(IpcReceiverTest, ARealSinkWithMaxClientsServedClosesBeforeTheGreeting_Negative)
+{
+    QuietServerObserver observer;
+    Server server(observer);
+    ServerConfig sc;
+    sc.path = path;
+    sc.max_clients = 1;
+    StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
+    ASSERT_TRUE(server.start(sc, &err)) << err.error.message();
+    server.set_caps(kCaps);
+    expect_caps();
+    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
+
+    Receiver second(log);
+    ASSERT_TRUE(second.start());
+    const Event e = second.next(config());
+    ASSERT_EQ(e.kind, Event::Kind::Gone) << e.why;
+    EXPECT_EQ(e.departure, Departure::BeforeGreeting);
+    second.stop();
+    server.stop();
+}
+
+TEST_F(IpcReceiverTest, ASenderGoneWithoutEosOrAfterEosSaysWhich)
+{
+    {
+        FakeSink sink(path);
+        sink.serve([](UniqueFd& c) { greet(c.get()); });
+        expect_caps();
+        sink.join();
+        sink.hang_up();
+        const Event e = receiver.next(config());
+        ASSERT_EQ(e.kind, Event::Kind::Gone) << e.why;
+        EXPECT_EQ(e.departure, Departure::WithoutEos);
+    }
+    {
+        FakeSink sink(path);
+        sink.serve([](UniqueFd& c) {
+            greet(c.get());
+            send(c.get(), encode_eos());
+            c.reset();
+        });
+        expect_caps();
+        EXPECT_EQ(receiver.next(config()).kind, Event::Kind::Eos);
+        EXPECT_TRUE(log.has("the sender sent EOS"));
+        const Event e = receiver.next(config());
+        ASSERT_EQ(e.kind, Event::Kind::Gone) << e.why;
+        EXPECT_EQ(e.departure, Departure::AfterEos);
+    }
+}
+
+// After a sender left, next() connects to whoever listens next; a frame still held from the
+// old connection releases into nothing (never into the new sink, whose seqs start over).
+TEST_F(IpcReceiverTest, ReconnectsAfterTheSenderLeftAndOldFramesReleaseIntoTheOldConnectionOnly)
+{
+    Event old_frame;
+    {
+        FakeSink first(path);
+        first.serve([](UniqueFd& c) {
+            greet(c.get());
+            UniqueFd mem = sealed_memfd(kFrameBytes);
+            send_frame(c.get(), head_for(1), mem.get());
+        });
+        expect_caps();
+        old_frame = receiver.next(config());
+        ASSERT_EQ(old_frame.kind, Event::Kind::Frame) << old_frame.why;
+        first.join();
+        first.hang_up();
+        EXPECT_EQ(receiver.next(config()).kind, Event::Kind::Gone);
+    }
+    FakeSink second(path);
+    second.serve([](UniqueFd& c) {
+        greet(c.get());
+        UniqueFd mem = sealed_memfd(kFrameBytes);
+        send_frame(c.get(), head_for(1), mem.get());
+    });
+    expect_caps();
+    Event new_frame = receiver.next(config());
+    ASSERT_EQ(new_frame.kind, Event::Kind::Frame) << new_frame.why;
+    second.join();
+
+    old_frame = Event{};
+    EXPECT_TRUE(second.nothing_pending()) << "the old frame's RELEASE reached the new sink";
+    new_frame = Event{};
+    const Message rel = next_message(second.client());
+    ASSERT_EQ(rel.type, MsgType::Release);
+    EXPECT_EQ(rel.releases, std::vector<uint64_t>{1});
+}
+
+TEST_F(IpcReceiverTest, AFrameHeldPastStopReleasesIntoNothing)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) {
+        greet(c.get());
+        UniqueFd mem = sealed_memfd(kFrameBytes);
+        send_frame(c.get(), head_for(1), mem.get());
+    });
+    expect_caps();
+    Event f = receiver.next(config());
+    ASSERT_EQ(f.kind, Event::Kind::Frame) << f.why;
+    sink.join();
+    receiver.stop();
+    f = Event{};
+    // The sink sees the connection end, not a RELEASE: it frees what it held on its own.
+    pollfd p{sink.client(), POLLIN, 0};
+    ASSERT_GT(::poll(&p, 1, 5000), 0);
+    auto rec = receive_record(sink.client());
+    ASSERT_TRUE(rec) << rec.error().message();
+    EXPECT_TRUE(rec->eof);
+}
+
+TEST_F(IpcReceiverTest, WaitsForASinkToAppear)
+{
+    QuietServerObserver observer;
+    Server server(observer);
+    std::optional<Event> got;
+    std::thread rx([&] { got = receiver.next(config()); });
+    EXPECT_TRUE(eventually([&] { return log.has("waiting for a sink on " + path); }));
+    ServerConfig sc;
+    sc.path = path;
+    StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
+    const bool started = server.start(sc, &err);
+    if (started) {
+        // The caps go out with the first frame, once the receiver is there.
+        server.set_caps(kCaps);
+        UniqueFd mem = sealed_memfd(kFrameBytes);
+        const MemoryRecord rec = flat_record(kFrameBytes);
+        const int fds[] = {mem.get()};
+        auto sent =
+            server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), true, false);
+        EXPECT_TRUE(sent) << sent.error().message();
+    } else {
+        receiver.unlock();
+    }
+    rx.join();
+    ASSERT_TRUE(started) << err.error.message();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->kind, Event::Kind::Caps) << got->why;
+    receiver.stop();
+    server.stop();
+}
+
+TEST_F(IpcReceiverTest, NoSinkWithinTheTimeoutFails_Negative)
+{
+    ReceiverConfig c = config();
+    c.timeout_ns = 30'000'000;
+    const Event e = receiver.next(c);
+    ASSERT_EQ(e.kind, Event::Kind::Failed);
+    EXPECT_EQ(e.failure, ConnectFailure::Timeout);
+    EXPECT_NE(e.why.find("ENOENT"), std::string::npos) << e.why;
+}
+
+TEST_F(IpcReceiverTest, NoPathFails_Negative)
+{
+    ReceiverConfig c = config();
+    c.path.clear();
+    const Event e = receiver.next(c);
+    ASSERT_EQ(e.kind, Event::Kind::Failed);
+    EXPECT_EQ(e.failure, ConnectFailure::NoPath);
+}
+
+TEST_F(IpcReceiverTest, ASinkOfAnotherUserIsRefused_Negative)
+{
+    FakeSink sink(path); // listening is enough: the connection waits in its backlog
+    ReceiverConfig c = config();
+    c.allowed_uid = int(::getuid()) + 1;
+    const Event e = receiver.next(c);
+    ASSERT_EQ(e.kind, Event::Kind::Failed);
+    EXPECT_EQ(e.failure, ConnectFailure::WrongUid);
+    EXPECT_EQ(e.peer.uid, ::getuid());
+    EXPECT_EQ(e.peer.pid, ::getpid());
+}
+
+// unlock() ends next() wherever it waits (for a sink, for a record) and holds until
+// unlock_stop(); then the session goes on where it was.
+TEST_F(IpcReceiverTest, UnlockEndsAWaitForASinkAndForARecord)
+{
+    ReceiverConfig forever = config();
+    forever.timeout_ns = 0;
+    {
+        std::optional<Event> got;
+        std::thread rx([&] { got = receiver.next(forever); });
+        EXPECT_TRUE(eventually([&] { return log.has("waiting for a sink"); }));
+        receiver.unlock();
+        rx.join();
+        ASSERT_TRUE(got);
+        EXPECT_EQ(got->kind, Event::Kind::Flushing);
+        EXPECT_EQ(receiver.next(forever).kind, Event::Kind::Flushing) << "until unlock_stop()";
+        receiver.unlock_stop();
+    }
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) { send(c.get(), encode_hello(Hello{})); });
+    {
+        std::optional<Event> got;
+        std::thread rx([&] { got = receiver.next(forever); });
+        sink.join();
+        EXPECT_TRUE(eventually([&] { return log.has("connected to " + path); }));
+        receiver.unlock();
+        rx.join();
+        ASSERT_TRUE(got);
+        EXPECT_EQ(got->kind, Event::Kind::Flushing);
+        receiver.unlock_stop();
+    }
+    send(sink.client(), *encode_caps(1, kCaps));
+    const Event e = receiver.next(forever);
+    ASSERT_EQ(e.kind, Event::Kind::Caps) << e.why;
+    EXPECT_EQ(receiver.stats().rejected, 0u);
+}
+
+} // namespace
+} // namespace edgetensor::ipc
