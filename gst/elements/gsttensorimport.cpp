@@ -49,6 +49,7 @@
 
 #include "frame_check.hpp"
 #include "glib_raii.hpp"
+#include "import_cache.hpp"
 #include "internal.hpp"
 #include "tensorimport_memories.hpp"
 
@@ -109,10 +110,7 @@ struct Settings {
 };
 
 struct Streaming {
-    eg::MiniObjectPtr<GstCaps> caps;
-    bool video = false;
-    GstVideoInfo vinfo{};
-    size_t tensor_bytes = 0; // other/tensors: bytes of the one tensor the caps fix
+    eg::StreamLayoutPtr layout; // null before caps
     eg::GstObjectPtr<GstBufferPool> copy_pool;
     bool warned_copy = false;
 };
@@ -200,10 +198,8 @@ std::string upstream_name(GstTensorImport* self)
 
 const char* memory_type_of(GstBuffer* buf)
 {
-    if (gst_buffer_n_memory(buf) == 0)
-        return "(none)";
-    GstMemory* mem = gst_buffer_peek_memory(buf, 0);
-    return mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type : "(no allocator)";
+    return gst_buffer_n_memory(buf) == 0 ? "(none)"
+                                         : eg::memory_type_name(gst_buffer_peek_memory(buf, 0));
 }
 
 // A configured, unactivated pool of our tensors for `caps` (DMA-BUF where possible).
@@ -330,7 +326,7 @@ gboolean gst_tensor_import_stop(GstBaseTransform* trans)
     {
         std::lock_guard<std::mutex> lock(st.mu);
         pool = std::move(st.streaming.copy_pool);
-        st.streaming.caps.reset();
+        st.streaming.layout.reset();
     }
     // Outside the lock: deactivating waits for nothing of ours, but may free tensors.
     if (pool)
@@ -366,7 +362,9 @@ gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, Gs
     auto* self = GST_TENSOR_IMPORT(trans);
     State& st = state_of(self);
     try {
-        if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps)) {
+        auto layout = eg::stream_layout_from_caps(incaps);
+        eg::import_cache_set_layout(st.cache.get(), layout ? *layout : nullptr);
+        if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot import %" GST_PTR_FORMAT, incaps),
                               ("the caps are neither fixed video/x-raw nor one static "
                                "other/tensors tensor"));
@@ -376,23 +374,9 @@ gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, Gs
         {
             std::lock_guard<std::mutex> lock(st.mu);
             Streaming& s = st.streaming;
-            if (!s.caps || !gst_caps_is_equal(s.caps.get(), incaps))
+            if (!s.layout || !s.layout->same_caps(incaps))
                 old_pool = std::move(s.copy_pool);
-            s.caps.reset(gst_caps_ref(incaps));
-            s.video = gst_structure_has_name(gst_caps_get_structure(incaps, 0), "video/x-raw");
-            if (s.video && !gst_video_info_from_caps(&s.vinfo, incaps)) {
-                GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                                  ("Cannot parse %" GST_PTR_FORMAT, incaps), (nullptr));
-                return FALSE;
-            }
-            s.tensor_bytes = 0;
-            if (!s.video) {
-                if (auto tc = eg::parse_tensor_caps(gst_caps_get_structure(incaps, 0))) {
-                    s.tensor_bytes = edgetensor::dtype_size(tc->dtype);
-                    for (size_t d : tc->shape)
-                        s.tensor_bytes *= d;
-                }
-            }
+            s.layout = std::move(*layout);
         }
         if (old_pool)
             gst_buffer_pool_set_active(old_pool.get(), FALSE);
@@ -495,15 +479,15 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
     eg::MiniObjectPtr<GstCaps> caps;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        if (!st.streaming.caps) {
+        if (!st.streaming.layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorimport received data before caps."),
                               (nullptr));
             return GST_FLOW_NOT_NEGOTIATED;
         }
-        video = st.streaming.video;
-        vinfo = st.streaming.vinfo;
-        tensor_bytes = st.streaming.tensor_bytes;
-        caps.reset(gst_caps_ref(st.streaming.caps.get()));
+        video = st.streaming.layout->video;
+        vinfo = st.streaming.layout->vinfo;
+        tensor_bytes = video ? 0 : st.streaming.layout->frame_bytes;
+        caps.reset(gst_caps_ref(st.streaming.layout->caps.get()));
         if (st.streaming.copy_pool)
             pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
     }
@@ -571,10 +555,11 @@ bool input_matches_caps(GstTensorImport* self, GstBuffer* inbuf, std::string* wh
     {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         const Streaming& s = state_of(self).streaming;
-        have_caps = bool(s.caps);
-        video = s.video;
-        vinfo = s.vinfo;
-        tensor_bytes = s.tensor_bytes;
+        have_caps = bool(s.layout);
+        video = have_caps && s.layout->video;
+        if (have_caps)
+            vinfo = s.layout->vinfo;
+        tensor_bytes = have_caps && !video ? s.layout->frame_bytes : 0;
     }
     if (!have_caps)
         return true; // the import cache and the copy say "before caps"
@@ -612,7 +597,8 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
     size_t tensor_bytes = 0;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        tensor_bytes = st.streaming.video ? 0 : st.streaming.tensor_bytes;
+        const eg::StreamLayoutPtr& l = st.streaming.layout;
+        tensor_bytes = l && !l->video ? l->frame_bytes : 0;
     }
     eg::TensorMemories where;
     std::string layout_why, multi_sent;

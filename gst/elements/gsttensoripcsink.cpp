@@ -145,9 +145,7 @@ private:
 };
 
 struct Streaming {
-    eg::MiniObjectPtr<GstCaps> caps;
-    bool video = false;
-    GstVideoInfo vinfo{};
+    eg::StreamLayoutPtr layout; // null before caps
     eg::GstObjectPtr<GstBufferPool> copy_pool;
     bool warned_copy = false;
 };
@@ -209,14 +207,14 @@ GstFlowReturn copy_into_pool(GstTensorIpcSink* self, GstBuffer* inbuf, GstBuffer
     eg::MiniObjectPtr<GstCaps> caps;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        if (!st.streaming.caps) {
+        if (!st.streaming.layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensoripcsink received data before caps."),
                               (nullptr));
             return GST_FLOW_NOT_NEGOTIATED;
         }
-        video = st.streaming.video;
-        vinfo = st.streaming.vinfo;
-        caps.reset(gst_caps_ref(st.streaming.caps.get()));
+        video = st.streaming.layout->video;
+        vinfo = st.streaming.layout->vinfo;
+        caps.reset(gst_caps_ref(st.streaming.layout->caps.get()));
         if (st.streaming.copy_pool)
             pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
     }
@@ -294,14 +292,13 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
         }
     }
 
-    bool video;
-    GstVideoInfo vinfo;
+    eg::StreamLayoutPtr layout;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        video = st.streaming.video;
-        vinfo = st.streaming.vinfo;
+        layout = st.streaming.layout;
     }
-    const ipc::FrameHead head = frame_head(buf, video, vinfo);
+    const ipc::FrameHead head = layout ? frame_head(buf, layout->video, layout->vinfo)
+                                       : frame_head(buf, false, GstVideoInfo{});
     const guint n = gst_buffer_n_memory(buf);
     std::array<ipc::MemoryRecord, ipc::kMaxMemories> records;
     std::array<int, ipc::kMaxMemories> fds{};
@@ -467,7 +464,7 @@ gboolean gst_tensor_ipc_sink_stop(GstBaseSink* sink)
     {
         std::lock_guard<std::mutex> lock(st.mu);
         pool = std::move(st.streaming.copy_pool);
-        st.streaming.caps.reset();
+        st.streaming.layout.reset();
     }
     if (pool)
         gst_buffer_pool_set_active(pool.get(), FALSE);
@@ -491,27 +488,18 @@ gboolean gst_tensor_ipc_sink_set_caps(GstBaseSink* sink, GstCaps* caps)
     auto* self = GST_TENSOR_IPC_SINK(sink);
     State& st = state_of(self);
     try {
-        const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
-        GstVideoInfo vinfo;
-        gst_video_info_init(&vinfo);
-        if (video && !gst_video_info_from_caps(&vinfo, caps)) {
+        auto layout = eg::stream_layout_from_caps(caps);
+        if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse %" GST_PTR_FORMAT, caps),
-                              (nullptr));
-            return FALSE;
-        }
-        if (!video && !eg::parse_tensor_caps(gst_caps_get_structure(caps, 0))) {
-            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse %" GST_PTR_FORMAT, caps),
-                              (nullptr));
+                              ("%s", layout.error().message().c_str()));
             return FALSE;
         }
         eg::GstObjectPtr<GstBufferPool> old_pool;
         {
             std::lock_guard<std::mutex> lock(st.mu);
-            if (!st.streaming.caps || !gst_caps_is_equal(st.streaming.caps.get(), caps))
+            if (!st.streaming.layout || !st.streaming.layout->same_caps(caps))
                 old_pool = std::move(st.streaming.copy_pool);
-            st.streaming.caps.reset(gst_caps_ref(caps));
-            st.streaming.video = video;
-            st.streaming.vinfo = vinfo;
+            st.streaming.layout = std::move(*layout);
         }
         if (old_pool)
             gst_buffer_pool_set_active(old_pool.get(), FALSE);

@@ -97,10 +97,7 @@ struct Settings {
 };
 
 struct Streaming {
-    bool configured = false;
-    bool is_video = false;
-    GstVideoInfo vinfo{};
-    eg::TensorCaps tensor;
+    eg::StreamLayoutPtr layout; // null until caps are set
     gint fps_n = 0;
     gint fps_d = 1;
     guint64 n_frames = 0; // the next frame's number: its pattern and its timestamp
@@ -396,7 +393,7 @@ gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
 {
     auto* self = GST_TENSOR_TEST_SRC(bsrc);
     try {
-        auto layout = eg::layout_from_caps(caps, 1, nullptr);
+        auto layout = eg::stream_layout_from_caps(caps);
         if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot produce %" GST_PTR_FORMAT, caps),
                               ("%s", layout.error().message().c_str()));
@@ -404,17 +401,9 @@ gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
         }
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         Streaming& st = state_of(self).streaming;
-        st.is_video = layout->is_video;
-        if (st.is_video) {
-            st.vinfo = layout->vinfo;
-            st.fps_n = GST_VIDEO_INFO_FPS_N(&st.vinfo);
-            st.fps_d = GST_VIDEO_INFO_FPS_D(&st.vinfo);
-        } else {
-            st.tensor = layout->tensor;
-            st.fps_n = layout->tensor.fps_n;
-            st.fps_d = layout->tensor.fps_d;
-        }
-        st.configured = true;
+        st.layout = std::move(*layout);
+        st.fps_n = st.layout->fps_n;
+        st.fps_d = st.layout->fps_d;
         GST_DEBUG_OBJECT(self, "producing %" GST_PTR_FORMAT, caps);
         return TRUE;
     } catch (const std::exception& e) {
@@ -615,7 +604,7 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
     {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         Streaming& cur = state_of(self).streaming;
-        if (!cur.configured) {
+        if (!cur.layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated"));
             return GST_FLOW_NOT_NEGOTIATED;
         }
@@ -642,9 +631,9 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
         pattern = state_of(self).settings.pattern;
     }
 
-    if (st.is_video) {
+    if (st.layout->video) {
         GstVideoFrame frame;
-        if (!gst_video_frame_map(&frame, &st.vinfo, buffer, GST_MAP_WRITE)) {
+        if (!gst_video_frame_map(&frame, &st.layout->vinfo, buffer, GST_MAP_WRITE)) {
             GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
                               ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
                               ("gst_video_frame_map failed on %" GST_PTR_FORMAT, buffer));
@@ -660,7 +649,7 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
                               ("gst_buffer_map failed on %" GST_PTR_FORMAT, buffer));
             return GST_FLOW_ERROR;
         }
-        fill_tensor(map.data, map.size, st.tensor.dtype, pattern, st.n_frames);
+        fill_tensor(map.data, map.size, st.layout->tensor.dtype, pattern, st.n_frames);
         gst_buffer_unmap(buffer, &map);
     }
 

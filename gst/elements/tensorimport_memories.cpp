@@ -11,7 +11,6 @@
 #include <gst/allocators/allocators.h>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,11 +23,6 @@ namespace edgetensor::gst
 
 namespace
 {
-
-const char* type_of(GstMemory* mem)
-{
-    return mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type : "(no allocator)";
-}
 
 // Allocators for joined memories, one each for the process: GstFdMemory keeps a reference to
 // its allocator, so they outlive every memory made from them.
@@ -119,27 +113,24 @@ bool make_single_memory(GstBuffer* buffer, const TensorMemories& where, std::str
 
     // Several parts: one tensor needs them to be one contiguous range of one fd object.
     GstMemory* head = gst_buffer_peek_memory(buffer, where.first);
-    dev_t dev = 0;
-    ino_t ino = 0;
+    MemoryIdentity object;
     gsize next = 0, bytes = 0;
     for (guint i = where.first; i < where.first + where.count; ++i) {
         GstMemory* m = gst_buffer_peek_memory(buffer, i);
-        struct stat st {
-        };
-        if (!gst_is_fd_memory(m) || fstat(gst_fd_memory_get_fd(m), &st) != 0) {
+        const auto id = memory_identity(m);
+        if (!id) {
             *why = "part " + std::to_string(i - where.first + 1) +
-                   " of the tensor is memory of type \"" + type_of(m) +
+                   " of the tensor is memory of type \"" + memory_type_name(m) +
                    "\", which has no fd to import";
             return false;
         }
-        if (i > where.first && (st.st_dev != dev || st.st_ino != ino || m->offset != next)) {
+        if (i > where.first && (*id != object || m->offset != next)) {
             *why = "the tensor's " + std::to_string(where.count) +
                    " parts are not one contiguous range of one buffer, so no single tensor "
                    "describes them";
             return false;
         }
-        dev = st.st_dev;
-        ino = st.st_ino;
+        object = *id;
         next = m->offset + m->size;
         bytes += m->size;
     }
@@ -221,7 +212,7 @@ std::string describe_sent_memory(GstBuffer* buffer, const TensorMemories& where)
         return "buffers without memory";
     std::set<std::string> types;
     for (guint i = where.first; i < std::min(n, where.first + where.count); ++i)
-        types.insert(type_of(gst_buffer_peek_memory(buffer, i)));
+        types.insert(memory_type_name(gst_buffer_peek_memory(buffer, i)));
     std::string type_list;
     for (const std::string& t : types)
         type_list += (type_list.empty() ? "\"" : ", \"") + t + "\"";

@@ -59,10 +59,8 @@ std::string unsendable(GstBuffer* buf)
     for (guint i = 0; i < n; ++i) {
         GstMemory* mem = gst_buffer_peek_memory(buf, i);
         if (!gst_is_fd_memory(mem) || gst_fd_memory_get_fd(mem) < 0) {
-            const char* type = mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type
-                                                                          : "(no allocator)";
-            return std::string("memory ") + std::to_string(i) + " is of type \"" + type +
-                   "\", which has no fd to pass";
+            return std::string("memory ") + std::to_string(i) + " is of type \"" +
+                   memory_type_name(mem) + "\", which has no fd to pass";
         }
     }
     return {};

@@ -18,8 +18,6 @@
 
 #include <edgetensor/android.hpp>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <new>
 #include <string>
@@ -592,19 +590,17 @@ extern "C" gint gst_edge_tensor_memory_get_fd(GstMemory* mem)
 extern "C" gboolean gst_edge_tensor_memory_get_inode(GstMemory* mem, guint64* dev, guint64* ino)
 {
     g_return_val_if_fail(mem != nullptr, FALSE);
-    const int fd = gst_edge_tensor_memory_get_fd(mem);
-    if (fd < 0)
+    if (gst_edge_tensor_memory_get_fd(mem) < 0)
         return FALSE;
-    struct stat st {
-    };
-    if (fstat(fd, &st) != 0) {
-        GST_WARNING("fstat(%d) failed: %s", fd, g_strerror(errno));
+    const auto id = edgetensor::gst::memory_identity(mem);
+    if (!id) {
+        GST_WARNING("%s", id.error().message().c_str());
         return FALSE;
     }
     if (dev)
-        *dev = guint64(st.st_dev);
+        *dev = id->dev;
     if (ino)
-        *ino = guint64(st.st_ino);
+        *ino = id->ino;
     return TRUE;
 }
 

@@ -114,27 +114,28 @@ guint mask_up(guint mask)
 Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, GstObject* pool)
 {
     const eg::FrameLayout& l = cfg.layout;
-    if (!l.is_video) {
-        const size_t elem = edgetensor::dtype_size(l.tensor.dtype);
-        auto t = TensorDyn::create(l.tensor.dtype, {(size_t(cfg.size) + elem - 1) / elem},
+    const eg::StreamLayout& stream = *l.stream;
+    if (!stream.video) {
+        const size_t elem = edgetensor::dtype_size(stream.tensor.dtype);
+        auto t = TensorDyn::create(stream.tensor.dtype, {(size_t(cfg.size) + elem - 1) / elem},
                                    eg::core_memory(cfg.kind), name);
         if (!t)
             return t;
-        EDGETENSOR_TRY(t->set_logical_shape(l.tensor.shape));
+        EDGETENSOR_TRY(t->set_logical_shape(stream.tensor.shape));
         return t;
     }
 
     auto base = TensorDyn::create(DType::U8, {size_t(cfg.size)}, eg::core_memory(cfg.kind), name);
     if (!base)
         return base;
-    base->set_colorimetry(l.colorimetry);
-    if (l.pixel_format == PixelFormat::None)
+    base->set_colorimetry(stream.colorimetry);
+    if (stream.pixel_format == PixelFormat::None)
         return base;
 
     // Formats the core knows become edgetensor images with exactly the pool's layout (the same
     // storage reinterpreted), so TensorDyn users see the real geometry on every backend.
     const GstVideoInfo& vi = l.vinfo;
-    const auto info = edgetensor::pixel_format_info(l.pixel_format);
+    const auto info = edgetensor::pixel_format_info(stream.pixel_format);
     std::vector<PlaneLayout> planes;
     planes.push_back(
         {GST_VIDEO_INFO_PLANE_OFFSET(&vi, 0), size_t(GST_VIDEO_INFO_PLANE_STRIDE(&vi, 0))});
@@ -151,14 +152,14 @@ Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, Gs
                     GST_VIDEO_INFO_PLANE_OFFSET(&vi, 0) + c * plane_bytes)
                 return base;
     }
-    auto img = base->as_image(GST_VIDEO_INFO_WIDTH(&vi), GST_VIDEO_INFO_HEIGHT(&vi), l.pixel_format,
-                              planes, cfg.access);
+    auto img = base->as_image(GST_VIDEO_INFO_WIDTH(&vi), GST_VIDEO_INFO_HEIGHT(&vi),
+                              stream.pixel_format, planes, cfg.access);
     if (!img) {
         GST_DEBUG_OBJECT(pool, "keeping a flat tensor: the core refused the image layout (%s)",
                          img.error().message().c_str());
         return base;
     }
-    img->set_colorimetry(l.colorimetry);
+    img->set_colorimetry(stream.colorimetry);
     return img;
 }
 
@@ -245,7 +246,7 @@ static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
         return FALSE;
     }
     cfg->layout = std::move(*layout);
-    if (cfg->layout.is_video && cfg->layout.differs_from_default && !cfg->video_meta) {
+    if (cfg->layout.stream->video && cfg->layout.differs_from_default && !cfg->video_meta) {
         GST_WARNING_OBJECT(pool, "64-byte-aligned DMA-BUF rows differ from GStreamer's default "
                                  "layout; only GstVideoMeta can describe them: adding the "
                                  "VIDEO_META option");
@@ -413,7 +414,7 @@ static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
     GstBuffer* buf = gst_buffer_new();
     gst_buffer_append_memory(buf, *mem);
 
-    const GstVideoInfo* vinfo = cfg->layout.is_video ? &cfg->layout.vinfo : nullptr;
+    const GstVideoInfo* vinfo = cfg->layout.stream->video ? &cfg->layout.vinfo : nullptr;
     if (vinfo && cfg->video_meta) {
         GstVideoMeta* vmeta = gst_buffer_add_video_meta_full(
             buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(vinfo),
@@ -423,7 +424,7 @@ static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
         if (vmeta && cfg->alignment)
             gst_video_meta_set_alignment(vmeta, cfg->align);
     }
-    if (!gst_buffer_add_edge_tensor_meta(buf, vinfo, cfg->layout.colorimetry_from_caps)) {
+    if (!gst_buffer_add_edge_tensor_meta(buf, vinfo, cfg->layout.stream->colorimetry_from_caps)) {
         gst_buffer_unref(buf);
         GST_ERROR_OBJECT(pool, "cannot attach GstEdgeTensorMeta");
         return GST_FLOW_ERROR;

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
-// Shared internals of libgstedgetensor-1.0 and the plugin: debug categories, caps parsing and
-// the frame-layout rule. Not installed.
+// Shared internals of libgstedgetensor-1.0 and the plugin: debug categories, memory kinds,
+// the meta filler, and (included from here) the stream layout, the pooled frame layout, the
+// other/tensors parser and memory identities. Not installed.
 
 #pragma once
 
+#include "frame_layout.hpp"
 #include "glib_raii.hpp"
+#include "memory_identity.hpp"
+#include "stream_layout.hpp"
+#include "tensor_caps.hpp"
 
 #include <gst/base/gstbasetransform.h>
 #include <gst/edgetensor/edgetensor.hpp>
@@ -26,62 +31,9 @@ GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_core_debug);
 namespace edgetensor::gst
 {
 
-/// The media type of NNStreamer-style tensor caps.
-inline constexpr const char* kTensorsMediaType = "other/tensors";
-
-/// other/tensors caps, parsed: one static tensor.
-struct TensorCaps {
-    DType dtype = DType::U8;
-    Shape shape; ///< outermost first (the caps' dimensions string is innermost first)
-    int fps_n = 0;
-    int fps_d = 1;
-};
-
-/// NNStreamer type name of a dtype ("uint8", "float32", ...).
-const char* tensor_type_name(DType t) noexcept;
-/// Parses NNStreamer's type name; false when unknown.
-bool tensor_type_from_name(const char* name, DType* out) noexcept;
-/// "3:640:480:1" for shape [1, 480, 640, 3].
-std::string dimensions_string(const Shape& shape);
-
 /// The GStreamer debug level of a library log level (None: GST_LEVEL_NONE), for forwarding the
 /// library's messages to a debug category.
 GstDebugLevel gst_debug_level(LogLevel level) noexcept;
-
-/// Validates and parses an other/tensors structure (num_tensors=1, format=static, a fixed
-/// types and dimensions). The error names the offending field.
-Result<TensorCaps> parse_tensor_caps(const GstStructure* s);
-
-/// Whether two shapes (outermost first) are the same tensor up to rank padding: leading 1s
-/// aside, as NNStreamer compares dimensions ("3:224:224" == "3:224:224:1").
-bool shapes_equal_padded(const Shape& a, const Shape& b) noexcept;
-
-/// Every spelling of `shape`'s dimensions string from its shortest rank (trailing 1s dropped)
-/// up to 8 dimensions, `dimensions_string(shape)` first, as a GST_TYPE_LIST in `out`
-/// (uninitialised on entry), so caps with either spelling intersect.
-void padded_dimensions_list(const Shape& shape, GValue* out);
-
-/// `s` (writable) with a fixed `dimensions` string replaced by padded_dimensions_list() of it;
-/// unchanged when the field is missing, not a string or not parseable.
-void pad_dimensions_field(GstStructure* s);
-
-/// What one pooled frame looks like in memory.
-struct FrameLayout {
-    bool is_video = false;
-    GstVideoInfo vinfo{}; ///< video: final strides, offsets and size
-    bool colorimetry_from_caps = false;
-    Colorimetry colorimetry; ///< from the caps' colorimetry field only, never guessed
-    PixelFormat pixel_format = PixelFormat::None;
-    TensorCaps tensor;                 ///< other/tensors
-    size_t size = 0;                   ///< bytes of one frame
-    bool differs_from_default = false; ///< video: not GStreamer's default layout for the caps
-};
-
-/// Computes the layout of `caps` (video/x-raw or other/tensors). Video planes get row strides
-/// rounded up to `row_align` (1 = GStreamer's default layout); `align` (nullable) adds the
-/// caller's GstVideoAlignment (padding and stride masks).
-Result<FrameLayout> layout_from_caps(const GstCaps* caps, size_t row_align,
-                                     const GstVideoAlignment* align);
 
 /// Allocates a tensor of `bytes` bytes (u8) in `kind`; AUTO walks DMA -> SHM -> SYSTEM
 /// (EDGETENSOR_FORCE_MEM=1 forces SYSTEM). `chosen` receives the kind that succeeded.
@@ -143,6 +95,7 @@ void post_acquire_error(GstElement* element, GstBufferPool* pool, GstFlowReturn 
 /// error".
 GstFlowReturn prepare_output_from_pool(GstBaseTransform* trans, GstBaseTransformClass* parent,
                                        GstBuffer* inbuf, GstBuffer** outbuf);
+/// "auto", "dma", "shm", "system".
 const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;
 
 } // namespace edgetensor::gst
