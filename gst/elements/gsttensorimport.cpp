@@ -51,6 +51,7 @@
 #include "glib_raii.hpp"
 #include "import_cache.hpp"
 #include "internal.hpp"
+#include "pool_negotiation.hpp"
 #include "tensorimport_memories.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
@@ -202,14 +203,16 @@ const char* memory_type_of(GstBuffer* buf)
                                          : eg::memory_type_name(gst_buffer_peek_memory(buf, 0));
 }
 
-// A configured, unactivated pool of our tensors for `caps` (DMA-BUF where possible).
-eg::GstObjectPtr<GstBufferPool> make_pool(GstTensorImport* self, GstCaps* caps, bool video,
-                                          guint min, guint* size)
+// The pools tensorimport makes (the one it proposes upstream and the one it copies into):
+// bounded, DMA-BUF where the host has it, frames described by GstVideoMeta (writers map them
+// with gst_video_frame_map()); memory:DMABuf caps get no GstVideoMeta, as they never did.
+eg::PoolPolicy pool_policy(guint min)
 {
-    auto pool = eg::make_tensor_pool(caps, video, min, eg::kDefaultMaxBuffers, size);
-    if (!pool)
-        GST_WARNING_OBJECT(self, "the edgetensor pool refused %" GST_PTR_FORMAT, caps);
-    return pool;
+    eg::PoolPolicy p;
+    p.min_buffers = min;
+    p.default_layout_unless_peer_reads_meta = false;
+    p.video_meta_on_dmabuf_caps = false;
+    return p;
 }
 
 // ---- GObject -------------------------------------------------------------------------------
@@ -396,15 +399,9 @@ gboolean propose_allocation_impl(GstTensorImport* self, GstQuery* decide_query, 
         gst_pad_peer_query(GST_BASE_TRANSFORM_SRC_PAD(self), query);
 
     GstCaps* caps = nullptr;
-    gboolean need_pool = FALSE;
-    gst_query_parse_allocation(query, &caps, &need_pool);
+    gst_query_parse_allocation(query, &caps, nullptr);
     if (!caps)
         return TRUE;
-    const bool video =
-        gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw") &&
-        !gst_caps_features_contains(gst_caps_get_features(caps, 0), GST_CAPS_FEATURE_MEMORY_DMABUF);
-    if (video && !gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr))
-        gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
     if (gst_structure_has_name(gst_caps_get_structure(caps, 0), eg::kTensorsMediaType)) {
         // A pool's buffers come full: elements that append their output to the buffer they
         // are handed, or refuse a non-empty one (NNStreamer), break on them. Our allocator
@@ -415,34 +412,7 @@ gboolean propose_allocation_impl(GstTensorImport* self, GstQuery* decide_query, 
         return TRUE;
     }
 
-    guint n = gst_query_get_n_allocation_pools(query);
-    if (n > 0) {
-        GstBufferPool* first = nullptr;
-        gst_query_parse_nth_allocation_pool(query, 0, &first, nullptr, nullptr, nullptr);
-        const bool ours = first && GST_IS_EDGE_TENSOR_BUFFER_POOL(first);
-        if (first)
-            gst_object_unref(first);
-        if (ours)
-            return TRUE; // downstream's edgetensor pool serves just as well
-    }
-    guint size = 0;
-    auto pool = make_pool(self, caps, video, PROPOSED_MIN_BUFFERS, &size);
-    if (!pool)
-        return TRUE;
-    if (n > 0)
-        gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, PROPOSED_MIN_BUFFERS,
-                                          eg::kDefaultMaxBuffers);
-    else
-        gst_query_add_allocation_pool(query, pool.get(), size, PROPOSED_MIN_BUFFERS,
-                                      eg::kDefaultMaxBuffers);
-    if (GstAllocator* alloc = gst_edge_tensor_allocator_get()) {
-        GstAllocationParams params;
-        gst_allocation_params_init(&params);
-        gst_query_add_allocation_param(query, alloc, &params);
-        gst_object_unref(alloc);
-    }
-    GST_DEBUG_OBJECT(self, "proposing pool %s (%u bytes) for %" GST_PTR_FORMAT,
-                     GST_OBJECT_NAME(pool.get()), size, caps);
+    eg::propose_pool(GST_ELEMENT(self), query, pool_policy(PROPOSED_MIN_BUFFERS), {});
     return TRUE;
 }
 
@@ -492,18 +462,16 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
             pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
     }
     if (!pool) {
-        pool = make_pool(self, caps.get(), video, COPY_POOL_MIN_BUFFERS, nullptr);
+        pool =
+            eg::make_pool(GST_ELEMENT(self), caps.get(), pool_policy(COPY_POOL_MIN_BUFFERS)).pool;
         if (!pool) {
             GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                               ("Cannot create a buffer pool to copy into."),
                               ("caps %" GST_PTR_FORMAT, caps.get()));
             return GST_FLOW_ERROR;
         }
-        if (!gst_buffer_pool_set_active(pool.get(), TRUE)) {
-            eg::post_acquire_error(GST_ELEMENT(self), pool.get(), GST_FLOW_ERROR,
-                                   "the buffers to copy into");
+        if (!eg::activate_pool(GST_ELEMENT(self), pool.get(), "the buffers to copy into"))
             return GST_FLOW_ERROR;
-        }
         std::lock_guard<std::mutex> lock(st.mu);
         st.streaming.copy_pool.reset(GST_BUFFER_POOL(gst_object_ref(pool.get())));
     }

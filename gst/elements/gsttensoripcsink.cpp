@@ -51,6 +51,7 @@
 #include "internal.hpp"
 #include "ipc_server.hpp"
 #include "ipc_wire.hpp"
+#include "pool_negotiation.hpp"
 #include "tensoripc_common.hpp"
 #include "tensoripcsink_frame.hpp"
 #include "tensoripcsink_properties.hpp"
@@ -198,6 +199,19 @@ State& state_of(gpointer self)
     return *GST_TENSOR_IPC_SINK(self)->state;
 }
 
+// The pools tensoripcsink makes (the one it proposes upstream and the one it copies into):
+// frames described by GstVideoMeta (writers map them with gst_video_frame_map()).
+eg::PoolPolicy pool_policy(guint min)
+{
+    eg::PoolPolicy p;
+    p.min_buffers = min;
+    p.max_buffers = 0;
+    p.unbounded_because = "tensoripcsink holds buffers for its receivers: max-clients x "
+                          "max-pending bound them";
+    p.default_layout_unless_peer_reads_meta = false;
+    return p;
+}
+
 GstFlowReturn copy_into_pool(GstTensorIpcSink* self, GstBuffer* inbuf, GstBuffer** out)
 {
     State& st = state_of(self);
@@ -219,7 +233,8 @@ GstFlowReturn copy_into_pool(GstTensorIpcSink* self, GstBuffer* inbuf, GstBuffer
             pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
     }
     if (!pool) {
-        pool = make_pool(GST_OBJECT(self), caps.get(), video, COPY_POOL_MIN_BUFFERS, nullptr);
+        pool =
+            eg::make_pool(GST_ELEMENT(self), caps.get(), pool_policy(COPY_POOL_MIN_BUFFERS)).pool;
         if (!pool || !gst_buffer_pool_set_active(pool.get(), TRUE)) {
             GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                               ("Cannot create a buffer pool to copy into."),
@@ -522,27 +537,7 @@ gboolean gst_tensor_ipc_sink_propose_allocation(GstBaseSink* sink, GstQuery* que
 {
     auto* self = GST_TENSOR_IPC_SINK(sink);
     try {
-        GstCaps* caps = nullptr;
-        gboolean need_pool = FALSE;
-        gst_query_parse_allocation(query, &caps, &need_pool);
-        if (!caps)
-            return TRUE;
-        const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
-        if (video)
-            gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-        if (gst_query_get_n_allocation_pools(query) > 0)
-            return TRUE;
-        guint size = 0;
-        auto pool = make_pool(GST_OBJECT(self), caps, video, PROPOSED_MIN_BUFFERS, &size);
-        if (!pool)
-            return TRUE;
-        gst_query_add_allocation_pool(query, pool.get(), size, PROPOSED_MIN_BUFFERS, 0);
-        if (GstAllocator* alloc = gst_edge_tensor_allocator_get()) {
-            GstAllocationParams params;
-            gst_allocation_params_init(&params);
-            gst_query_add_allocation_param(query, alloc, &params);
-            gst_object_unref(alloc);
-        }
+        eg::propose_pool(GST_ELEMENT(self), query, pool_policy(PROPOSED_MIN_BUFFERS), {});
     } catch (const std::exception& e) {
         GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
     }

@@ -34,6 +34,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "pool_negotiation.hpp"
 #include "testsrc_patterns.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
@@ -412,86 +413,24 @@ gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
     return FALSE;
 }
 
+// Downstream's edgetensor pool or ours, with the user's bounds and memory; shared memory in
+// the default layout when downstream cannot read GstVideoMeta and 64-byte DMA-BUF rows would
+// differ from it. GstBaseSrc activates the pool after this, and would report a failure there
+// as "not negotiated": activation is done, and its failure explained, here.
 gboolean decide_allocation_impl(GstTensorTestSrc* self, GstQuery* query)
 {
-    GstCaps* caps = nullptr;
-    gst_query_parse_allocation(query, &caps, nullptr);
-    if (!caps) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("allocation query without caps"));
-        return FALSE;
-    }
     const Settings settings = settings_snapshot(self);
-
-    eg::GstObjectPtr<GstBufferPool> pool;
-    guint size = 0, min = 0, max = 0;
-    const bool have_pool = gst_query_get_n_allocation_pools(query) > 0;
-    if (have_pool) {
-        GstBufferPool* p = nullptr;
-        gst_query_parse_nth_allocation_pool(query, 0, &p, &size, &min, &max);
-        if (p && GST_IS_EDGE_TENSOR_BUFFER_POOL(p))
-            pool.reset(p);
-        else if (p)
-            gst_object_unref(p);
-    }
-    if (!pool)
-        pool.reset(gst_edge_tensor_buffer_pool_new());
-
-    min = std::max(min, settings.min_buffers);
-    if (settings.max_buffers)
-        max = std::max(settings.max_buffers, min);
-    else if (max)
-        max = std::max(max, min);
-
-    const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
-    const bool downstream_meta =
-        gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-    GstEdgeTensorMemoryKind kind = eg::resolve_memory_kind(settings.memory);
-    if (video && !downstream_meta && kind == GST_EDGE_TENSOR_MEMORY_DMA) {
-        auto aligned = eg::layout_from_caps(caps, GST_EDGE_TENSOR_ROW_ALIGNMENT, nullptr);
-        if (aligned && aligned->differs_from_default) {
-            GST_WARNING_OBJECT(self,
-                               "downstream cannot read GstVideoMeta and 64-byte DMA-BUF "
-                               "rows differ from the default layout of %" GST_PTR_FORMAT
-                               ": using shared memory in the default layout",
-                               caps);
-            kind = GST_EDGE_TENSOR_MEMORY_SHM;
-        }
-    }
-
-    GstStructure* config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_set_params(config, caps, 0, min, max);
-    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, kind);
-    gst_edge_tensor_buffer_pool_config_set_cpu_access(config, GST_EDGE_TENSOR_CPU_ACCESS_WRITE);
-    // (GstBaseSrc activates the pool after this; a failure there would be reported as "not
-    // negotiated", so activation is done, and its failure explained, at the end here.)
-    if (video && downstream_meta)
-        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config(pool.get(), config)) {
-        config = gst_buffer_pool_get_config(pool.get());
-        if (!gst_buffer_pool_config_validate_params(config, caps, 0, min, max) ||
-            !gst_buffer_pool_set_config(pool.get(), config)) {
-            GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot configure the buffer pool."),
-                              ("%" GST_PTR_FORMAT " was refused", caps));
-            return FALSE;
-        }
-    }
-    config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_get_params(config, nullptr, &size, &min, &max);
-    gst_structure_free(config);
-    GST_INFO_OBJECT(self, "pool %s: %s memory, %u bytes, %u..%u buffers",
-                    GST_OBJECT_NAME(pool.get()),
-                    eg::memory_kind_name(gst_edge_tensor_buffer_pool_get_memory_kind(pool.get())),
-                    size, min, max);
-    if (!gst_buffer_pool_is_active(pool.get()) && !gst_buffer_pool_set_active(pool.get(), TRUE)) {
-        eg::post_acquire_error(GST_ELEMENT(self), pool.get(), GST_FLOW_ERROR,
-                               "the frames of its pool");
+    eg::PoolPolicy policy;
+    policy.min_buffers = settings.min_buffers;
+    policy.max_buffers = settings.max_buffers;
+    policy.max_overrides_peer = true;
+    policy.unbounded_because = "max-buffers=0 asks for no limit";
+    policy.memory = settings.memory;
+    policy.access = GST_EDGE_TENSOR_CPU_ACCESS_WRITE;
+    eg::NegotiatedPool made = eg::decide_pool(GST_ELEMENT(self), query, policy, "the buffer pool");
+    if (!made)
         return FALSE;
-    }
-    if (have_pool)
-        gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, min, max);
-    else
-        gst_query_add_allocation_pool(query, pool.get(), size, min, max);
-    return TRUE;
+    return eg::activate_pool(GST_ELEMENT(self), made.pool.get(), "the frames of its pool");
 }
 
 gboolean gst_tensor_test_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query)

@@ -130,15 +130,6 @@ ipc::FrameHead frame_head(GstBuffer* buf, bool video, const GstVideoInfo& vinfo)
     return head;
 }
 
-GstObjectPtr<GstBufferPool> make_pool(GstObject* self, GstCaps* caps, bool video, guint min,
-                                      guint* size)
-{
-    auto pool = make_tensor_pool(caps, video, min, 0, size);
-    if (!pool)
-        GST_WARNING_OBJECT(self, "the edgetensor pool refused %" GST_PTR_FORMAT, caps);
-    return pool;
-}
-
 bool copy_frame(GstBuffer* dst, GstBuffer* src, bool video, const GstVideoInfo& vinfo)
 {
     bool ok = false;

@@ -29,12 +29,7 @@ Result<ipc::MemoryRecord> describe_memory(GstMemory* mem, guint index);
 /// seq and caps_seq are the server's to set.
 ipc::FrameHead frame_head(GstBuffer* buf, bool video, const GstVideoInfo& vinfo);
 
-/// A configured edgetensor pool for `caps` with at least `min` buffers; `size` (optional)
-/// gets its buffer size. Empty, with a warning on `self`, when the pool refuses the caps.
-GstObjectPtr<GstBufferPool> make_pool(GstObject* self, GstCaps* caps, bool video, guint min,
-                                      guint* size);
-
-/// Copies the frame in `src` into `dst` (a buffer of a make_pool() pool for the same caps).
+/// Copies the frame in `src` into `dst` (a pooled buffer for the same caps).
 /// False when either cannot be mapped or `dst` is too small.
 bool copy_frame(GstBuffer* dst, GstBuffer* src, bool video, const GstVideoInfo& vinfo);
 

@@ -13,10 +13,7 @@
 
 #include <gst/video/gstvideopool.h>
 
-#include <sys/resource.h>
-
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -79,19 +76,17 @@ struct PoolPrivate {
     std::condition_variable wait_cv;
     std::atomic<uint64_t> released{0};
     std::atomic<uint32_t> waiters{0};
-
-    // Why the last allocation failed, for the element that acquired (post_acquire_error).
-    std::mutex err_mu;
-    std::string last_error;
-    int last_errno = 0;
 };
 
+// Why the last allocation failed, kept on the pool for the element that acquired
+// (take_pool_error(), post_acquire_error() in pool_acquire.hpp).
 void record_failure(GstBufferPool* pool, const edgetensor::Error& e)
 {
-    PoolPrivate* p = static_cast<PoolPrivate*>(GST_EDGE_TENSOR_BUFFER_POOL(pool)->priv);
-    std::lock_guard<std::mutex> lock(p->err_mu);
-    p->last_error = e.message();
-    p->last_errno = e.sys_errno();
+    GstStructure* failure =
+        gst_structure_new("edgetensor-pool-failure", "message", G_TYPE_STRING, e.message().c_str(),
+                          "errno", G_TYPE_INT, e.sys_errno(), nullptr);
+    g_object_set_qdata_full(G_OBJECT(pool), g_quark_from_static_string(eg::kPoolFailureQuark),
+                            failure, GDestroyNotify(gst_structure_free));
 }
 
 // Every caller is one of our vfuncs or a public function that checked the type already, so
@@ -614,92 +609,3 @@ extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_get_memory_kind(G
     std::lock_guard<std::mutex> lock(p->mu);
     return p->config ? p->config->kind : GST_EDGE_TENSOR_MEMORY_AUTO;
 }
-
-namespace edgetensor::gst
-{
-
-GstObjectPtr<GstBufferPool> make_tensor_pool(GstCaps* caps, bool video, guint min, guint max,
-                                             guint* size)
-{
-    GstObjectPtr<GstBufferPool> pool(gst_edge_tensor_buffer_pool_new());
-    GstStructure* config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_set_params(config, caps, 0, min, max);
-    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, GST_EDGE_TENSOR_MEMORY_AUTO);
-    if (video)
-        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config(pool.get(), config)) {
-        config = gst_buffer_pool_get_config(pool.get());
-        if (!gst_buffer_pool_set_config(pool.get(), config))
-            return {};
-    }
-    config = gst_buffer_pool_get_config(pool.get());
-    guint sz = 0;
-    gst_buffer_pool_config_get_params(config, nullptr, &sz, nullptr, nullptr);
-    gst_structure_free(config);
-    if (size)
-        *size = sz;
-    return pool;
-}
-
-std::string take_pool_error(GstBufferPool* pool, int* err)
-{
-    if (err)
-        *err = 0;
-    if (!pool || !GST_IS_EDGE_TENSOR_BUFFER_POOL(pool))
-        return {};
-    PoolPrivate* p = priv_of(pool);
-    std::lock_guard<std::mutex> lock(p->err_mu);
-    if (err)
-        *err = p->last_errno;
-    p->last_errno = 0;
-    return std::exchange(p->last_error, std::string());
-}
-
-void post_acquire_error(GstElement* element, GstBufferPool* pool, GstFlowReturn ret,
-                        const char* what)
-{
-    int err = 0;
-    const std::string why = take_pool_error(pool, &err);
-    if (why.empty()) {
-        GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT, ("Cannot allocate %s.", what),
-                          ("the buffer pool %s returned %s",
-                           pool ? GST_OBJECT_NAME(pool) : "(none)", gst_flow_get_name(ret)));
-        return;
-    }
-    // The library names errnos in its messages ("... (EMFILE)"), also where several providers
-    // failed and no single errno could be kept.
-    if (err == EMFILE || err == ENFILE || why.find("(EMFILE)") != std::string::npos ||
-        why.find("(ENFILE)") != std::string::npos) {
-        struct rlimit rl {
-        };
-        getrlimit(RLIMIT_NOFILE, &rl);
-        GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
-                          ("Cannot allocate %s: too many open files (EMFILE). Every pooled "
-                           "buffer holds a file descriptor and this process reached its limit "
-                           "of %llu (ulimit -n): raise it, or let fewer buffers wait downstream "
-                           "(a smaller queue, a bounded pool).",
-                           what, (unsigned long long)rl.rlim_cur),
-                          ("%s", why.c_str()));
-        return;
-    }
-    GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
-                      ("Cannot allocate %s: %s", what, why.c_str()),
-                      ("buffer pool %s", pool ? GST_OBJECT_NAME(pool) : "(none)"));
-}
-
-GstFlowReturn prepare_output_from_pool(GstBaseTransform* trans, GstBaseTransformClass* parent,
-                                       GstBuffer* inbuf, GstBuffer** outbuf)
-{
-    GstObjectPtr<GstBufferPool> pool(gst_base_transform_get_buffer_pool(trans));
-    if (pool && !gst_buffer_pool_is_active(pool.get()) &&
-        !gst_buffer_pool_set_active(pool.get(), TRUE)) {
-        post_acquire_error(GST_ELEMENT(trans), pool.get(), GST_FLOW_ERROR, "the output buffers");
-        return GST_FLOW_ERROR;
-    }
-    const GstFlowReturn ret = parent->prepare_output_buffer(trans, inbuf, outbuf);
-    if (ret == GST_FLOW_ERROR)
-        post_acquire_error(GST_ELEMENT(trans), pool.get(), ret, "an output buffer");
-    return ret;
-}
-
-} // namespace edgetensor::gst

@@ -9,6 +9,7 @@
 #include "frame_layout.hpp"
 #include "glib_raii.hpp"
 #include "memory_identity.hpp"
+#include "pool_acquire.hpp" // declared for the elements; defined in the plugin's element helpers
 #include "stream_layout.hpp"
 #include "tensor_caps.hpp"
 
@@ -69,32 +70,6 @@ std::optional<TensorMemory> core_memory(GstEdgeTensorMemoryKind kind) noexcept;
 /// (DMA_BUF_IOCTL_SYNC refused, ...), else "": for the element's error message. Clears it.
 std::string take_map_failure();
 
-/// The max-buffers the elements give their pools when nobody asks for a bound: every pooled
-/// buffer holds an fd, so an unbounded pool behind a deep queue runs the process out of fds.
-inline constexpr guint kDefaultMaxBuffers = 32;
-
-/// A configured, inactive edgetensor pool for `caps` of `min`..`max` buffers (0: no bound),
-/// memory kind AUTO, with GstVideoMeta for video; corrections the pool asks for (e.g. the frame
-/// size) are accepted. `size` (optional) gets the buffer size. Empty when the pool refuses
-/// `caps` even so (the caller says so in its own debug category).
-GstObjectPtr<GstBufferPool> make_tensor_pool(GstCaps* caps, bool video, guint min, guint max,
-                                             guint* size);
-
-/// Why the last allocation of the edgetensor pool `pool` failed ("" when none did since the
-/// last call), and its errno when the library kept one. Clears what it returns.
-std::string take_pool_error(GstBufferPool* pool, int* err);
-
-/// Posts the element error for a failed acquire of `what` ("an output buffer") from `pool`,
-/// with the pool's reason; an exhausted fd table says "too many open files (EMFILE)".
-void post_acquire_error(GstElement* element, GstBufferPool* pool, GstFlowReturn ret,
-                        const char* what);
-
-/// GstBaseTransform's own prepare_output_buffer (`parent`'s), with the output pool activated
-/// first and both failures reported through post_acquire_error(): the base class says only
-/// "failed to activate bufferpool", or nothing, and the source ends on "Internal data stream
-/// error".
-GstFlowReturn prepare_output_from_pool(GstBaseTransform* trans, GstBaseTransformClass* parent,
-                                       GstBuffer* inbuf, GstBuffer** outbuf);
 /// "auto", "dma", "shm", "system".
 const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;
 
