@@ -52,7 +52,8 @@
 #include "import_cache.hpp"
 #include "internal.hpp"
 #include "pool_negotiation.hpp"
-#include "tensorimport_memories.hpp"
+#include "tensor_memories.hpp"
+#include "tensorimport_allocation.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
@@ -65,18 +66,18 @@
 #include <string>
 #include <utility>
 
-GST_DEBUG_CATEGORY_STATIC(gst_tensor_import_debug);
+GST_DEBUG_CATEGORY(gst_tensor_import_debug);
 #define GST_CAT_DEFAULT gst_tensor_import_debug
 
 namespace
 {
 
 namespace eg = edgetensor::gst;
+namespace ti = edgetensor::gst::tensorimport;
 
 constexpr GstTensorImportCopyMode DEFAULT_COPY_MODE = GST_TENSOR_IMPORT_COPY_AUTO;
 constexpr guint DEFAULT_CACHE_SIZE = GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE;
 constexpr guint COPY_POOL_MIN_BUFFERS = 2;
-constexpr guint PROPOSED_MIN_BUFFERS = 2;
 
 enum {
     PROP_0,
@@ -201,18 +202,6 @@ const char* memory_type_of(GstBuffer* buf)
 {
     return gst_buffer_n_memory(buf) == 0 ? "(none)"
                                          : eg::memory_type_name(gst_buffer_peek_memory(buf, 0));
-}
-
-// The pools tensorimport makes (the one it proposes upstream and the one it copies into):
-// bounded, DMA-BUF where the host has it, frames described by GstVideoMeta (writers map them
-// with gst_video_frame_map()); memory:DMABuf caps get no GstVideoMeta, as they never did.
-eg::PoolPolicy pool_policy(guint min)
-{
-    eg::PoolPolicy p;
-    p.min_buffers = min;
-    p.default_layout_unless_peer_reads_meta = false;
-    p.video_meta_on_dmabuf_caps = false;
-    return p;
 }
 
 // ---- GObject -------------------------------------------------------------------------------
@@ -391,43 +380,6 @@ gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, Gs
     return FALSE;
 }
 
-gboolean propose_allocation_impl(GstTensorImport* self, GstQuery* decide_query, GstQuery* query)
-{
-    // In place, BaseTransform makes no downstream query of its own: ask downstream for its
-    // metas (and pool) first, then put our pool in front.
-    if (!decide_query)
-        gst_pad_peer_query(GST_BASE_TRANSFORM_SRC_PAD(self), query);
-
-    GstCaps* caps = nullptr;
-    gst_query_parse_allocation(query, &caps, nullptr);
-    if (!caps)
-        return TRUE;
-    if (gst_structure_has_name(gst_caps_get_structure(caps, 0), eg::kTensorsMediaType)) {
-        // A pool's buffers come full: elements that append their output to the buffer they
-        // are handed, or refuse a non-empty one (NNStreamer), break on them. Our allocator
-        // alone keeps writers zero-copy and leaves those an empty buffer.
-        eg::propose_allocator_first(query);
-        GST_DEBUG_OBJECT(self, "proposing the edgetensor allocator (no pool) for %" GST_PTR_FORMAT,
-                         caps);
-        return TRUE;
-    }
-
-    eg::propose_pool(GST_ELEMENT(self), query, pool_policy(PROPOSED_MIN_BUFFERS), {});
-    return TRUE;
-}
-
-gboolean gst_tensor_import_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query,
-                                              GstQuery* query)
-{
-    auto* self = GST_TENSOR_IMPORT(trans);
-    try {
-        return propose_allocation_impl(self, decide_query, query);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
-    }
-    return TRUE;
-}
-
 gboolean gst_tensor_import_transform_meta(GstBaseTransform*, GstBuffer*, GstMeta* meta, GstBuffer*)
 {
     // Only used for copies: the bytes move to new memory with the same geometry, so metas
@@ -462,8 +414,8 @@ GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer*
             pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
     }
     if (!pool) {
-        pool =
-            eg::make_pool(GST_ELEMENT(self), caps.get(), pool_policy(COPY_POOL_MIN_BUFFERS)).pool;
+        pool = eg::make_pool(GST_ELEMENT(self), caps.get(), ti::pool_policy(COPY_POOL_MIN_BUFFERS))
+                   .pool;
         if (!pool) {
             GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
                               ("Cannot create a buffer pool to copy into."),
@@ -789,7 +741,7 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
     bt->stop = gst_tensor_import_stop;
     bt->transform_caps = gst_tensor_import_transform_caps;
     bt->set_caps = gst_tensor_import_set_caps;
-    bt->propose_allocation = gst_tensor_import_propose_allocation;
+    bt->propose_allocation = ti::propose_allocation;
     bt->transform_meta = gst_tensor_import_transform_meta;
     bt->prepare_output_buffer = gst_tensor_import_prepare_output_buffer;
     bt->transform_ip = gst_tensor_import_transform_ip;

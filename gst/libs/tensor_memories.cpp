@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// tensorimport: finding the one tensor of an other/tensors buffer made of several memories.
+// Finding the one tensor of an other/tensors buffer made of several memories
+// (tensor_memories.hpp).
 
-#include "tensorimport_memories.hpp"
+#include "tensor_memories.hpp"
 
 #include "internal.hpp"
 
@@ -171,38 +172,6 @@ bool copy_tensor_bytes(GstBuffer* src, size_t tensor_bytes, guint8* dst, size_t 
         offset += gst_buffer_peek_memory(src, i)->size;
     return tensor_bytes <= dst_size &&
            gst_buffer_extract(src, offset, dst, tensor_bytes) == tensor_bytes;
-}
-
-// Puts the edgetensor allocator first among the query's allocation params (upstream uses the
-// first), keeping the others after it.
-void propose_allocator_first(GstQuery* query)
-{
-    struct Param {
-        GstAllocator* allocator;
-        GstAllocationParams params;
-    };
-    std::vector<Param> others;
-    while (gst_query_get_n_allocation_params(query) > 0) {
-        Param p{nullptr, {}};
-        gst_query_parse_nth_allocation_param(query, 0, &p.allocator, &p.params);
-        gst_query_remove_nth_allocation_param(query, 0);
-        others.push_back(p);
-    }
-    GstAllocationParams params;
-    gst_allocation_params_init(&params);
-    if (GstAllocator* alloc = gst_edge_tensor_allocator_get()) {
-        gst_query_add_allocation_param(query, alloc, &params);
-        gst_object_unref(alloc);
-    }
-    for (Param& p : others) {
-        if (p.allocator && GST_IS_EDGE_TENSOR_ALLOCATOR(p.allocator)) {
-            gst_object_unref(p.allocator);
-            continue;
-        }
-        gst_query_add_allocation_param(query, p.allocator, &p.params);
-        if (p.allocator)
-            gst_object_unref(p.allocator);
-    }
 }
 
 std::string describe_sent_memory(GstBuffer* buffer, const TensorMemories& where)
