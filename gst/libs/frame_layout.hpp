@@ -6,6 +6,8 @@
 
 #pragma once
 
+#include "internal_api.hpp"
+
 #include "stream_layout.hpp"
 
 #include <gst/video/video.h>
@@ -29,11 +31,12 @@ struct FrameLayout {
 /// GStreamer's default layout; a power of two); `align` (nullable) adds the caller's
 /// GstVideoAlignment (padding and stride masks). Tiled, opaque and interlaced video is refused:
 /// pools hold linear progressive frames.
-Result<FrameLayout> pooled_frame_layout(const StreamLayoutPtr& stream, size_t row_align,
-                                        const GstVideoAlignment* align);
+EDGETENSOR_GST_INTERNAL Result<FrameLayout> pooled_frame_layout(const StreamLayoutPtr& stream,
+                                                                size_t row_align,
+                                                                const GstVideoAlignment* align);
 
 /// pooled_frame_layout() of stream_layout_from_caps(`caps`): the caps' errors, then the pool's.
-Result<FrameLayout> layout_from_caps(const GstCaps* caps, size_t row_align,
-                                     const GstVideoAlignment* align);
+EDGETENSOR_GST_INTERNAL Result<FrameLayout> layout_from_caps(const GstCaps* caps, size_t row_align,
+                                                             const GstVideoAlignment* align);
 
 } // namespace edgetensor::gst

@@ -5,6 +5,8 @@
 
 #pragma once
 
+#include "internal_api.hpp"
+
 #include "stream_layout.hpp"
 
 #include <gst/edgetensor/gstedgetensorimportcache.h>
@@ -15,6 +17,7 @@ namespace edgetensor::gst
 /// gst_edge_tensor_import_cache_set_caps() with the caps already parsed: a layout of other
 /// caps than the current ones clears the cache (an invalidation); null means no caps (nothing
 /// is imported until the next layout).
-void import_cache_set_layout(GstEdgeTensorImportCache* cache, StreamLayoutPtr layout) noexcept;
+EDGETENSOR_GST_INTERNAL void import_cache_set_layout(GstEdgeTensorImportCache* cache,
+                                                     StreamLayoutPtr layout) noexcept;
 
 } // namespace edgetensor::gst

@@ -6,6 +6,8 @@
 
 #pragma once
 
+#include "internal_api.hpp"
+
 #include "frame_layout.hpp"
 #include "glib_raii.hpp"
 #include "memory_identity.hpp"
@@ -25,7 +27,8 @@
 #include <string>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_allocator_debug);
-GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_pool_debug);
+// Also the element helpers' category (pool negotiation, copies): exported.
+EDGETENSOR_GST_INTERNAL GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_pool_debug);
 GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_meta_debug);
 GST_DEBUG_CATEGORY_EXTERN(gst_edge_tensor_core_debug);
 
@@ -34,7 +37,7 @@ namespace edgetensor::gst
 
 /// The GStreamer debug level of a library log level (None: GST_LEVEL_NONE), for forwarding the
 /// library's messages to a debug category.
-GstDebugLevel gst_debug_level(LogLevel level) noexcept;
+EDGETENSOR_GST_INTERNAL GstDebugLevel gst_debug_level(LogLevel level) noexcept;
 
 /// Allocates a tensor of `bytes` bytes (u8) in `kind`; AUTO walks DMA -> SHM -> SYSTEM
 /// (EDGETENSOR_FORCE_MEM=1 forces SYSTEM). `chosen` receives the kind that succeeded.
@@ -42,7 +45,8 @@ Result<TensorDyn> allocate_bytes(GstEdgeTensorMemoryKind kind, size_t bytes, con
                                  GstObject* log_object);
 
 /// The kind AUTO resolves to on this host (DMA, SHM or SYSTEM).
-GstEdgeTensorMemoryKind resolve_memory_kind(GstEdgeTensorMemoryKind kind) noexcept;
+EDGETENSOR_GST_INTERNAL GstEdgeTensorMemoryKind
+resolve_memory_kind(GstEdgeTensorMemoryKind kind) noexcept;
 
 /// Where a frame's planes lie, as GstEdgeTensorMeta records them.
 struct MetaPlanes {
@@ -68,9 +72,9 @@ std::optional<TensorMemory> core_memory(GstEdgeTensorMemoryKind kind) noexcept;
 
 /// ": <why>" when the last gst_memory_map() of one of our memories on this thread failed
 /// (DMA_BUF_IOCTL_SYNC refused, ...), else "": for the element's error message. Clears it.
-std::string take_map_failure();
+EDGETENSOR_GST_INTERNAL std::string take_map_failure();
 
 /// "auto", "dma", "shm", "system".
-const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;
+EDGETENSOR_GST_INTERNAL const char* memory_kind_name(GstEdgeTensorMemoryKind kind) noexcept;
 
 } // namespace edgetensor::gst

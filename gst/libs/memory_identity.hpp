@@ -5,6 +5,8 @@
 
 #pragma once
 
+#include "internal_api.hpp"
+
 #include <edgetensor/error.hpp>
 
 #include <gst/gst.h>
@@ -24,10 +26,10 @@ struct MemoryIdentity {
 /// same memories out again costs no system call per frame, and a new memory (even under a
 /// recycled fd number) is asked afresh. Asked through the core (the "fstat" fault point).
 /// NotSupported when `mem` has no fd; Io, with the errno, when the kernel refuses.
-Result<MemoryIdentity> memory_identity(GstMemory* mem);
+EDGETENSOR_GST_INTERNAL Result<MemoryIdentity> memory_identity(GstMemory* mem);
 
 /// `mem`'s allocator's memory type ("SystemMemory", "dmabuf", "edgetensor-shm", ...), or
 /// "(no allocator)", for messages.
-const char* memory_type_name(GstMemory* mem) noexcept;
+EDGETENSOR_GST_INTERNAL const char* memory_type_name(GstMemory* mem) noexcept;
 
 } // namespace edgetensor::gst

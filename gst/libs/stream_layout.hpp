@@ -12,6 +12,8 @@
 
 #pragma once
 
+#include "internal_api.hpp"
+
 #include "glib_raii.hpp"
 #include "tensor_caps.hpp"
 
@@ -61,7 +63,7 @@ struct StreamLayout {
     int fps_d = 1;
 
     /// Whether `other` are the caps this layout was made from (gst_caps_is_equal).
-    bool same_caps(const GstCaps* other) const noexcept;
+    EDGETENSOR_GST_INTERNAL bool same_caps(const GstCaps* other) const noexcept;
 };
 
 using StreamLayoutPtr = std::shared_ptr<const StreamLayout>;
@@ -69,6 +71,6 @@ using StreamLayoutPtr = std::shared_ptr<const StreamLayout>;
 /// The layout of fixed caps of one structure: video/x-raw (any memory feature, any format
 /// gst_video_info_from_caps() reads) or other/tensors (parse_tensor_caps()). The error says
 /// what is wrong: not fixed, neither media type, no known format/size, the tensor field.
-Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps);
+EDGETENSOR_GST_INTERNAL Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps);
 
 } // namespace edgetensor::gst

@@ -5,6 +5,8 @@
 
 #pragma once
 
+#include "internal_api.hpp"
+
 #include <gst/gst.h>
 
 #include <edgetensor/error.hpp>
@@ -27,27 +29,27 @@ struct TensorCaps {
 };
 
 /// NNStreamer type name of a dtype ("uint8", "float32", ...).
-const char* tensor_type_name(DType t) noexcept;
+EDGETENSOR_GST_INTERNAL const char* tensor_type_name(DType t) noexcept;
 /// Parses NNStreamer's type name; false when unknown.
-bool tensor_type_from_name(const char* name, DType* out) noexcept;
+EDGETENSOR_GST_INTERNAL bool tensor_type_from_name(const char* name, DType* out) noexcept;
 /// "3:640:480:1" for shape [1, 480, 640, 3].
-std::string dimensions_string(const Shape& shape);
+EDGETENSOR_GST_INTERNAL std::string dimensions_string(const Shape& shape);
 
 /// Validates and parses an other/tensors structure (num_tensors=1, format=static, a fixed
 /// types and dimensions). The error names the offending field.
-Result<TensorCaps> parse_tensor_caps(const GstStructure* s);
+EDGETENSOR_GST_INTERNAL Result<TensorCaps> parse_tensor_caps(const GstStructure* s);
 
 /// Whether two shapes (outermost first) are the same tensor up to rank padding: leading 1s
 /// aside, as NNStreamer compares dimensions ("3:224:224" == "3:224:224:1").
-bool shapes_equal_padded(const Shape& a, const Shape& b) noexcept;
+EDGETENSOR_GST_INTERNAL bool shapes_equal_padded(const Shape& a, const Shape& b) noexcept;
 
 /// Every spelling of `shape`'s dimensions string from its shortest rank (trailing 1s dropped)
 /// up to 8 dimensions, `dimensions_string(shape)` first, as a GST_TYPE_LIST in `out`
 /// (uninitialised on entry), so caps with either spelling intersect.
-void padded_dimensions_list(const Shape& shape, GValue* out);
+EDGETENSOR_GST_INTERNAL void padded_dimensions_list(const Shape& shape, GValue* out);
 
 /// `s` (writable) with a fixed `dimensions` string replaced by padded_dimensions_list() of it;
 /// unchanged when the field is missing, not a string or not parseable.
-void pad_dimensions_field(GstStructure* s);
+EDGETENSOR_GST_INTERNAL void pad_dimensions_field(GstStructure* s);
 
 } // namespace edgetensor::gst
