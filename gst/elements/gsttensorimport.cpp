@@ -181,22 +181,11 @@ GstStructure* make_stats(GstTensorImport* self)
 void gst_tensor_import_set_property(GObject* object, guint prop_id, const GValue* value,
                                     GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IMPORT(object);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    State& st = state_of(self);
-    guint cache_size;
-    {
-        eg::ObjectLockGuard lock(self);
-        if (!ti::set_property(st.settings, prop_id, value)) {
-            G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-            return;
-        }
-        cache_size = st.settings.cache_size;
-    }
-    // Applies at once: a smaller bound evicts the least recently used entries now.
-    if (prop_id == ti::PROP_CACHE_SIZE && st.cache)
-        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), cache_size);
+    State& st = state_of(object);
+    // cache-size applies at once: a smaller bound evicts the least recently used entries now.
+    if (eg::store_setting(object, ti::setting_fields(), st.settings, prop_id, value, pspec) &&
+        prop_id == ti::PROP_CACHE_SIZE && st.cache)
+        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
 void gst_tensor_import_get_property(GObject* object, guint prop_id, GValue* value,
@@ -204,11 +193,8 @@ void gst_tensor_import_get_property(GObject* object, guint prop_id, GValue* valu
 {
     auto* self = GST_TENSOR_IMPORT(object);
     State& st = state_of(self);
-    {
-        eg::ObjectLockGuard lock(self);
-        if (ti::get_property(st.settings, prop_id, value))
-            return;
-    }
+    if (eg::load_setting(object, ti::setting_fields(), st.settings, prop_id, value))
+        return;
     GstEdgeTensorImportCache* cache = st.cache.get();
     switch (prop_id) {
     case ti::PROP_CACHE_HITS:

@@ -299,29 +299,18 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
 void gst_tensor_ipc_sink_set_property(GObject* object, guint prop_id, const GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SINK(object);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    State& st = state_of(self);
-    eg::ObjectLockGuard lock(self);
-    if (!set_property(st.settings, prop_id, value)) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        return;
-    }
-    if (prop_id == PROP_MAX_PENDING)
-        st.server.set_max_pending(st.settings.max_pending);
+    State& st = state_of(object);
+    if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
+        prop_id == PROP_MAX_PENDING)
+        st.server.set_max_pending(g_value_get_uint(value));
 }
 
 void gst_tensor_ipc_sink_get_property(GObject* object, guint prop_id, GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SINK(object);
-    State& st = state_of(self);
-    {
-        eg::ObjectLockGuard lock(self);
-        if (get_property(st.settings, prop_id, value))
-            return;
-    }
+    State& st = state_of(object);
+    if (eg::load_setting(object, setting_fields(), st.settings, prop_id, value))
+        return;
     switch (prop_id) {
     case PROP_CLIENTS:
         g_value_set_uint(value, st.server.clients());

@@ -137,27 +137,17 @@ ts::Settings settings_snapshot(GstTensorTestSrc* self)
 void gst_tensor_test_src_set_property(GObject* object, guint prop_id, const GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_TEST_SRC(object);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    {
-        eg::ObjectLockGuard lock(self);
-        if (!ts::set_property(state_of(self).settings, prop_id, value)) {
-            G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-            return;
-        }
-    }
-    // gst_base_src_set_live() takes the object lock itself.
-    if (prop_id == ts::PROP_IS_LIVE)
-        gst_base_src_set_live(GST_BASE_SRC(self), g_value_get_boolean(value));
+    // gst_base_src_set_live() takes the object lock itself: after store_setting() let it go.
+    if (eg::store_setting(object, ts::setting_fields(), state_of(object).settings, prop_id, value,
+                          pspec) &&
+        prop_id == ts::PROP_IS_LIVE)
+        gst_base_src_set_live(GST_BASE_SRC(object), g_value_get_boolean(value));
 }
 
 void gst_tensor_test_src_get_property(GObject* object, guint prop_id, GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_TEST_SRC(object);
-    eg::ObjectLockGuard lock(self);
-    if (!ts::get_property(state_of(self).settings, prop_id, value))
+    if (!eg::load_setting(object, ts::setting_fields(), state_of(object).settings, prop_id, value))
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 }
 

@@ -57,32 +57,13 @@ void install_properties(GObjectClass* klass)
                            GST_TYPE_STRUCTURE, ro));
 }
 
-bool set_property(Settings& s, guint prop_id, const GValue* value)
+std::span<const SettingField<Settings>> setting_fields()
 {
-    switch (prop_id) {
-    case PROP_COPY_MODE:
-        s.copy_mode = GstTensorImportCopyMode(g_value_get_enum(value));
-        return true;
-    case PROP_CACHE_SIZE:
-        s.cache_size = g_value_get_uint(value);
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool get_property(const Settings& s, guint prop_id, GValue* value)
-{
-    switch (prop_id) {
-    case PROP_COPY_MODE:
-        g_value_set_enum(value, s.copy_mode);
-        return true;
-    case PROP_CACHE_SIZE:
-        g_value_set_uint(value, s.cache_size);
-        return true;
-    default:
-        return false;
-    }
+    static constexpr SettingField<Settings> kFields[] = {
+        setting_field<&Settings::copy_mode>(PROP_COPY_MODE),
+        setting_field<&Settings::cache_size>(PROP_CACHE_SIZE),
+    };
+    return kFields;
 }
 
 } // namespace edgetensor::gst::tensorimport

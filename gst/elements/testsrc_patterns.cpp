@@ -282,36 +282,28 @@ void fill_tensor(guint8* data, gsize bytes, DType dtype, GstTensorTestSrcPattern
         std::memset(data, int(n & 0xff), bytes);
         return;
     }
-    const gsize count = bytes / edgetensor::dtype_size(dtype);
-    switch (dtype) {
-    case DType::U8:
-        return fill_elems<guint8>(data, count, p, n);
-    case DType::I8:
-        return fill_elems<gint8>(data, count, p, n);
-    case DType::U16:
-        return fill_elems<guint16>(data, count, p, n);
-    case DType::I16:
-        return fill_elems<gint16>(data, count, p, n);
-    case DType::U32:
-        return fill_elems<guint32>(data, count, p, n);
-    case DType::I32:
-        return fill_elems<gint32>(data, count, p, n);
-    case DType::U64:
-        return fill_elems<guint64>(data, count, p, n);
-    case DType::I64:
-        return fill_elems<gint64>(data, count, p, n);
-    case DType::F32:
-        return fill_elems<float>(data, count, p, n);
-    case DType::F64:
-        return fill_elems<double>(data, count, p, n);
-    case DType::F16: {
+    const size_t width = edgetensor::dtype_size(dtype);
+    const gsize count = bytes / width;
+    if (dtype == DType::F16) {
         std::vector<float> tmp(count);
         fill_elems<float>(reinterpret_cast<guint8*>(tmp.data()), count, p, n);
         auto* out = reinterpret_cast<guint16*>(data);
         for (gsize i = 0; i < count; ++i)
             out[i] = half_from_float(tmp[i]);
-        return;
-    }
+    } else if (dtype == DType::F32) {
+        fill_elems<float>(data, count, p, n);
+    } else if (dtype == DType::F64) {
+        fill_elems<double>(data, count, p, n);
+    } else if (width == 1) {
+        // Integers hold 0..255, whose bytes are the same signed or unsigned: one store per
+        // width.
+        fill_elems<guint8>(data, count, p, n);
+    } else if (width == 2) {
+        fill_elems<guint16>(data, count, p, n);
+    } else if (width == 4) {
+        fill_elems<guint32>(data, count, p, n);
+    } else {
+        fill_elems<guint64>(data, count, p, n);
     }
 }
 

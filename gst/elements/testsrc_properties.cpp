@@ -51,50 +51,16 @@ void install_properties(GObjectClass* klass)
             GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 }
 
-bool set_property(Settings& s, guint prop_id, const GValue* value)
+std::span<const SettingField<Settings>> setting_fields()
 {
-    switch (prop_id) {
-    case PROP_PATTERN:
-        s.pattern = GstTensorTestSrcPattern(g_value_get_enum(value));
-        return true;
-    case PROP_IS_LIVE:
-        s.is_live = g_value_get_boolean(value);
-        return true;
-    case PROP_MEMORY:
-        s.memory = GstEdgeTensorMemoryKind(g_value_get_enum(value));
-        return true;
-    case PROP_MIN_BUFFERS:
-        s.min_buffers = g_value_get_uint(value);
-        return true;
-    case PROP_MAX_BUFFERS:
-        s.max_buffers = g_value_get_uint(value);
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool get_property(const Settings& s, guint prop_id, GValue* value)
-{
-    switch (prop_id) {
-    case PROP_PATTERN:
-        g_value_set_enum(value, s.pattern);
-        return true;
-    case PROP_IS_LIVE:
-        g_value_set_boolean(value, s.is_live);
-        return true;
-    case PROP_MEMORY:
-        g_value_set_enum(value, s.memory);
-        return true;
-    case PROP_MIN_BUFFERS:
-        g_value_set_uint(value, s.min_buffers);
-        return true;
-    case PROP_MAX_BUFFERS:
-        g_value_set_uint(value, s.max_buffers);
-        return true;
-    default:
-        return false;
-    }
+    static constexpr SettingField<Settings> kFields[] = {
+        setting_field<&Settings::pattern>(PROP_PATTERN),
+        setting_field<&Settings::is_live>(PROP_IS_LIVE),
+        setting_field<&Settings::memory>(PROP_MEMORY),
+        setting_field<&Settings::min_buffers>(PROP_MIN_BUFFERS),
+        setting_field<&Settings::max_buffers>(PROP_MAX_BUFFERS),
+    };
+    return kFields;
 }
 
 } // namespace edgetensor::gst::tensortestsrc

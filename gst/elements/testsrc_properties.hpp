@@ -8,9 +8,12 @@
 
 #include "gsttensortestsrc.h"
 #include "pool_negotiation.hpp"
+#include "settings_table.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/gst.h>
+
+#include <span>
 
 namespace edgetensor::gst::tensortestsrc
 {
@@ -44,12 +47,8 @@ struct Settings {
 /// Installs every property of the element on `klass`, PROP_PATTERN..PROP_MAX_BUFFERS.
 void install_properties(GObjectClass* klass);
 
-/// Stores a property into `s`; call with the object lock held. False when `prop_id` is not
-/// one. (is-live also needs gst_base_src_set_live(): the element's to call.)
-bool set_property(Settings& s, guint prop_id, const GValue* value);
-
-/// Reads a property from `s` into `value`; call with the object lock held. False when
-/// `prop_id` is not one.
-bool get_property(const Settings& s, guint prop_id, GValue* value);
+/// Property id -> Settings member: the writable properties, for set_setting() and
+/// get_setting() (settings_table.hpp).
+std::span<const SettingField<Settings>> setting_fields();
 
 } // namespace edgetensor::gst::tensortestsrc

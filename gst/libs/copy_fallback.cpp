@@ -74,24 +74,41 @@ void CopyFallback::retire_pool_unless(const GstCaps* caps)
         gst_buffer_pool_set_active(old.get(), FALSE);
 }
 
+namespace
+{
+
+// Posts an element error or warning about a buffer that cannot go on as it is: a failed system
+// call is a resource read error, memory that cannot be imported a stream format error.
+void post(GstElement* element, GstMessageType type, bool failed, const std::string& text,
+          const std::string& debug)
+{
+    GST_WARNING_OBJECT(element, "%s (%s)", text.c_str(), debug.c_str());
+    gst_element_message_full(element, type, failed ? GST_RESOURCE_ERROR : GST_STREAM_ERROR,
+                             failed ? gint(GST_RESOURCE_ERROR_READ) : gint(GST_STREAM_ERROR_FORMAT),
+                             g_strdup(text.c_str()), g_strdup(debug.c_str()), __FILE__,
+                             GST_FUNCTION, __LINE__);
+}
+
+} // namespace
+
 GstFlowReturn CopyFallback::refuse(GstElement* element, const std::string& upstream,
                                    const Unusable& what)
 {
+    const std::string from = "upstream element \"" + upstream + "\"";
     // An import that failed (a system call said no) is not the memory's fault: say what failed.
     if (what.failed)
-        GST_ELEMENT_ERROR(
-            element, RESOURCE, READ,
-            ("Cannot %s a buffer from upstream element \"%s\": %s.", policy_.action,
-             upstream.c_str(), what.why.c_str()),
-            ("%s; copy-mode is \"never\", so it is not copied either", what.sent.c_str()));
+        post(element, GST_MESSAGE_ERROR, true,
+             std::string("Cannot ") + policy_.action + " a buffer from " + from + ": " + what.why +
+                 ".",
+             what.sent + "; copy-mode is \"never\", so it is not copied either");
     else
-        GST_ELEMENT_ERROR(element, STREAM, FORMAT,
-                          ("Upstream element \"%s\" sends %s, which cannot be %s without a copy, "
-                           "and copy-mode is \"never\".",
-                           upstream.c_str(), what.sent.c_str(), policy_.done),
-                          ("%s. Set copy-mode=auto to copy (every copy is counted), or have "
-                           "upstream use %s.",
-                           what.why.c_str(), policy_.offer));
+        post(element, GST_MESSAGE_ERROR, false,
+             "Upstream element \"" + upstream + "\" sends " + what.sent + ", which cannot be " +
+                 policy_.done + " without a copy, and copy-mode is \"never\".",
+             what.why +
+                 ". Set copy-mode=auto to copy (every copy is counted), or have upstream "
+                 "use " +
+                 policy_.offer + ".");
     return GST_FLOW_ERROR;
 }
 
@@ -102,18 +119,18 @@ void CopyFallback::warn_once(GstElement* element, const std::string& upstream, c
         if (std::exchange(warned_, true))
             return;
     }
+    const std::string counted = "; every copy is counted (property \"copies\").";
     if (what.failed)
-        GST_ELEMENT_WARNING(element, RESOURCE, READ,
-                            ("Copying frames: %s a buffer from upstream element \"%s\" failed "
-                             "(%s); every copy is counted (property \"copies\").",
-                             policy_.acting, upstream.c_str(), what.why.c_str()),
-                            ("%s", what.sent.c_str()));
+        post(element, GST_MESSAGE_WARNING, true,
+             std::string("Copying frames: ") + policy_.acting +
+                 " a buffer from upstream element \"" + upstream + "\" failed (" + what.why + ")" +
+                 counted,
+             what.sent);
     else
-        GST_ELEMENT_WARNING(element, STREAM, FORMAT,
-                            ("Copying frames: upstream element \"%s\" sends %s, which cannot be "
-                             "%s; every copy is counted (property \"copies\").",
-                             upstream.c_str(), what.sent.c_str(), policy_.done),
-                            ("%s", what.why.c_str()));
+        post(element, GST_MESSAGE_WARNING, false,
+             "Copying frames: upstream element \"" + upstream + "\" sends " + what.sent +
+                 ", which cannot be " + policy_.done + counted,
+             what.why);
 }
 
 GstObjectPtr<GstBufferPool>

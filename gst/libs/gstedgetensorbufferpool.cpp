@@ -568,6 +568,16 @@ extern "C" GstBufferPool* gst_edge_tensor_buffer_pool_new(void)
     return pool;
 }
 
+namespace
+{
+// An enum field of a pool config, `fallback` when it is missing.
+gint config_enum(GstStructure* config, const char* field, GType type, gint fallback)
+{
+    gint v = fallback;
+    return gst_structure_get_enum(config, field, type, &v) ? v : fallback;
+}
+} // namespace
+
 extern "C" void gst_edge_tensor_buffer_pool_config_set_memory_kind(GstStructure* config,
                                                                    GstEdgeTensorMemoryKind kind)
 {
@@ -579,10 +589,8 @@ extern "C" GstEdgeTensorMemoryKind
 gst_edge_tensor_buffer_pool_config_get_memory_kind(GstStructure* config)
 {
     g_return_val_if_fail(config != nullptr, GST_EDGE_TENSOR_MEMORY_AUTO);
-    gint v = GST_EDGE_TENSOR_MEMORY_AUTO;
-    if (!gst_structure_get_enum(config, kMemoryKindField, GST_TYPE_EDGE_TENSOR_MEMORY_KIND, &v))
-        return GST_EDGE_TENSOR_MEMORY_AUTO;
-    return GstEdgeTensorMemoryKind(v);
+    return GstEdgeTensorMemoryKind(config_enum(
+        config, kMemoryKindField, GST_TYPE_EDGE_TENSOR_MEMORY_KIND, GST_EDGE_TENSOR_MEMORY_AUTO));
 }
 
 extern "C" void gst_edge_tensor_buffer_pool_config_set_cpu_access(GstStructure* config,
@@ -596,10 +604,9 @@ extern "C" GstEdgeTensorCpuAccess
 gst_edge_tensor_buffer_pool_config_get_cpu_access(GstStructure* config)
 {
     g_return_val_if_fail(config != nullptr, GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE);
-    gint v = GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE;
-    if (!gst_structure_get_enum(config, kCpuAccessField, GST_TYPE_EDGE_TENSOR_CPU_ACCESS, &v))
-        return GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE;
-    return GstEdgeTensorCpuAccess(v);
+    return GstEdgeTensorCpuAccess(config_enum(config, kCpuAccessField,
+                                              GST_TYPE_EDGE_TENSOR_CPU_ACCESS,
+                                              GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE));
 }
 
 extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_get_memory_kind(GstBufferPool* pool)

@@ -502,32 +502,38 @@ extern "C" GstStructure* gst_edge_tensor_import_cache_get_stats(GstEdgeTensorImp
     return s;
 }
 
+namespace
+{
+// One figure of the cache, read under its lock.
+template <typename F> auto read_locked(GstEdgeTensorImportCache* cache, F figure)
+{
+    std::lock_guard<std::mutex> lock(cache->mu);
+    return figure(*cache);
+}
+} // namespace
+
 extern "C" guint64 gst_edge_tensor_import_cache_get_hits(GstEdgeTensorImportCache* cache)
 {
     g_return_val_if_fail(cache != nullptr, 0);
-    std::lock_guard<std::mutex> lock(cache->mu);
-    return cache->hits;
+    return read_locked(cache, [](const auto& c) { return c.hits; });
 }
 
 extern "C" guint64 gst_edge_tensor_import_cache_get_misses(GstEdgeTensorImportCache* cache)
 {
     g_return_val_if_fail(cache != nullptr, 0);
-    std::lock_guard<std::mutex> lock(cache->mu);
-    return cache->misses;
+    return read_locked(cache, [](const auto& c) { return c.misses; });
 }
 
 extern "C" guint64 gst_edge_tensor_import_cache_get_evictions(GstEdgeTensorImportCache* cache)
 {
     g_return_val_if_fail(cache != nullptr, 0);
-    std::lock_guard<std::mutex> lock(cache->mu);
-    return cache->evictions;
+    return read_locked(cache, [](const auto& c) { return c.evictions; });
 }
 
 extern "C" guint gst_edge_tensor_import_cache_get_n_entries(GstEdgeTensorImportCache* cache)
 {
     g_return_val_if_fail(cache != nullptr, 0);
-    std::lock_guard<std::mutex> lock(cache->mu);
-    return guint(cache->lru.size());
+    return read_locked(cache, [](const auto& c) { return guint(c.lru.size()); });
 }
 
 namespace edgetensor::gst
