@@ -34,6 +34,7 @@ namespace edgetensor::gst
 enum class StreamMemory {
     Any,    ///< no memory feature: mappable memory (system, memfd, mappable DMA-BUF)
     DmaBuf, ///< video/x-raw(memory:DMABuf) with a GStreamer format
+    DmaDrm, ///< 1.24+: format=DMA_DRM, the format and modifier in `drm` (not parsed yet)
 };
 
 /// A DRM pixel format: its FourCC (0 where DRM has none) and modifier (0: linear).
