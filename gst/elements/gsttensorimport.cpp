@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// tensorimport: upstream DMA-BUFs imported once and described by a GstEdgeTensorMeta.
+// tensorimport: upstream DMA-BUFs imported once and described by a GstEdgeTensorMeta. The
+// GstBaseTransform adapter; per-buffer steps in tensorimport_frame, proposals and pools in
+// tensorimport_allocation, properties in tensorimport_properties.
 
 // Launch lines stay one per line, as users paste them.
 // clang-format off
@@ -47,45 +49,34 @@
 
 #include "gsttensorimport.h"
 
-#include "frame_check.hpp"
+#include "copy_fallback.hpp"
 #include "glib_raii.hpp"
+#include "import_cache.hpp"
 #include "internal.hpp"
-#include "tensorimport_memories.hpp"
+#include "tensorimport_allocation.hpp"
+#include "tensorimport_frame.hpp"
+#include "tensorimport_properties.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 
-GST_DEBUG_CATEGORY_STATIC(gst_tensor_import_debug);
+GST_DEBUG_CATEGORY(gst_tensor_import_debug);
 #define GST_CAT_DEFAULT gst_tensor_import_debug
 
 namespace
 {
 
 namespace eg = edgetensor::gst;
+namespace ti = edgetensor::gst::tensorimport;
 
-constexpr GstTensorImportCopyMode DEFAULT_COPY_MODE = GST_TENSOR_IMPORT_COPY_AUTO;
-constexpr guint DEFAULT_CACHE_SIZE = GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE;
 constexpr guint COPY_POOL_MIN_BUFFERS = 2;
-constexpr guint PROPOSED_MIN_BUFFERS = 2;
-
-enum {
-    PROP_0,
-    PROP_COPY_MODE,
-    PROP_CACHE_SIZE,
-    PROP_CACHE_HITS,
-    PROP_CACHE_MISSES,
-    PROP_CACHE_EVICTIONS,
-    PROP_COPIES,
-    PROP_STATS,
-};
 
 #define TEMPLATE_CAPS                                                                              \
     "video/x-raw; video/x-raw(memory:DMABuf); "                                                    \
@@ -103,31 +94,35 @@ struct CacheFree {
     }
 };
 
-struct Settings {
-    GstTensorImportCopyMode copy_mode = DEFAULT_COPY_MODE;
-    guint cache_size = DEFAULT_CACHE_SIZE;
-};
+// Memory that cannot be imported is copied into a pooled tensor (copy-mode=auto) or refused.
+eg::CopyPolicy copy_policy()
+{
+    eg::CopyPolicy p;
+    p.action = "import";
+    p.acting = "importing";
+    p.done = "imported";
+    p.offer = "the DMA-BUF pool tensorimport proposes";
+    p.pool = ti::pool_policy(COPY_POOL_MIN_BUFFERS);
+    return p;
+}
 
-struct Streaming {
-    eg::MiniObjectPtr<GstCaps> caps;
-    bool video = false;
-    GstVideoInfo vinfo{};
-    size_t tensor_bytes = 0; // other/tensors: bytes of the one tensor the caps fix
-    eg::GstObjectPtr<GstBufferPool> copy_pool;
-    bool warned_copy = false;
-};
-
-// One C++ state object per element: settings under the object lock, streaming state under mu;
-// the cache has its own lock and the counters are atomics, so property reads never block on
-// the streaming thread.
+// One C++ state object per element: settings under the object lock, the stream's layout
+// under mu (taken once per buffer); the cache and the copy fallback have their own locks and
+// the counters are atomics, so property reads never block on the streaming thread.
 struct State {
-    Settings settings;
+    ti::Settings settings;
     std::mutex mu;
-    Streaming streaming;
+    eg::StreamLayoutPtr layout; // null before caps
     std::unique_ptr<GstEdgeTensorImportCache, CacheFree> cache{
-        gst_edge_tensor_import_cache_new(DEFAULT_CACHE_SIZE)};
-    std::atomic<guint64> copies{0};
+        gst_edge_tensor_import_cache_new(ti::DEFAULT_CACHE_SIZE)};
+    eg::CopyFallback fallback{copy_policy()};
     std::atomic<guint64> frames{0};
+
+    eg::StreamLayoutPtr current_layout()
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        return layout;
+    }
 };
 
 } // namespace
@@ -167,17 +162,12 @@ State& state_of(gpointer self)
     return *GST_TENSOR_IMPORT(self)->state;
 }
 
-GstEdgeTensorImportCache* cache_of(gpointer self)
-{
-    return state_of(self).cache.get();
-}
-
 // The cache's figures plus the element's own.
 GstStructure* make_stats(GstTensorImport* self)
 {
     State& st = state_of(self);
     GstStructure* s = gst_edge_tensor_import_cache_get_stats(st.cache.get());
-    const guint64 copies = st.copies.load();
+    const guint64 copies = st.fallback.copies();
     const guint64 frames = st.frames.load();
     gst_structure_set(s, GST_EDGE_TENSOR_STATS_FRAMES, G_TYPE_UINT64, frames,
                       GST_EDGE_TENSOR_STATS_COPIES, G_TYPE_UINT64, copies,
@@ -186,65 +176,16 @@ GstStructure* make_stats(GstTensorImport* self)
     return s;
 }
 
-// "v4l2src0", or a description of the peer when it has no element.
-std::string upstream_name(GstTensorImport* self)
-{
-    eg::GstObjectPtr<GstPad> peer(gst_pad_get_peer(GST_BASE_TRANSFORM_SINK_PAD(self)));
-    if (!peer)
-        return "(not linked)";
-    eg::GstObjectPtr<GstElement> parent(gst_pad_get_parent_element(peer.get()));
-    if (parent)
-        return GST_OBJECT_NAME(parent.get());
-    return std::string("pad ") + GST_OBJECT_NAME(peer.get());
-}
-
-const char* memory_type_of(GstBuffer* buf)
-{
-    if (gst_buffer_n_memory(buf) == 0)
-        return "(none)";
-    GstMemory* mem = gst_buffer_peek_memory(buf, 0);
-    return mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type : "(no allocator)";
-}
-
-// A configured, unactivated pool of our tensors for `caps` (DMA-BUF where possible).
-eg::GstObjectPtr<GstBufferPool> make_pool(GstTensorImport* self, GstCaps* caps, bool video,
-                                          guint min, guint* size)
-{
-    auto pool = eg::make_tensor_pool(caps, video, min, eg::kDefaultMaxBuffers, size);
-    if (!pool)
-        GST_WARNING_OBJECT(self, "the edgetensor pool refused %" GST_PTR_FORMAT, caps);
-    return pool;
-}
-
 // ---- GObject -------------------------------------------------------------------------------
 
 void gst_tensor_import_set_property(GObject* object, guint prop_id, const GValue* value,
                                     GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IMPORT(object);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    switch (prop_id) {
-    case PROP_COPY_MODE: {
-        eg::ObjectLockGuard lock(self);
-        state_of(self).settings.copy_mode = GstTensorImportCopyMode(g_value_get_enum(value));
-        break;
-    }
-    case PROP_CACHE_SIZE: {
-        const guint n = g_value_get_uint(value);
-        {
-            eg::ObjectLockGuard lock(self);
-            state_of(self).settings.cache_size = n;
-        }
-        // Applies at once: a smaller bound evicts the least recently used entries now.
-        if (cache_of(self))
-            gst_edge_tensor_import_cache_set_max_entries(cache_of(self), n);
-        break;
-    }
-    default:
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        break;
-    }
+    State& st = state_of(object);
+    // cache-size applies at once: a smaller bound evicts the least recently used entries now.
+    if (eg::store_setting(object, ti::setting_fields(), st.settings, prop_id, value, pspec) &&
+        prop_id == ti::PROP_CACHE_SIZE && st.cache)
+        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
 void gst_tensor_import_get_property(GObject* object, guint prop_id, GValue* value,
@@ -252,34 +193,24 @@ void gst_tensor_import_get_property(GObject* object, guint prop_id, GValue* valu
 {
     auto* self = GST_TENSOR_IMPORT(object);
     State& st = state_of(self);
+    if (eg::load_setting(object, ti::setting_fields(), st.settings, prop_id, value))
+        return;
+    GstEdgeTensorImportCache* cache = st.cache.get();
     switch (prop_id) {
-    case PROP_COPY_MODE: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_enum(value, st.settings.copy_mode);
+    case ti::PROP_CACHE_HITS:
+        g_value_set_uint64(value, cache ? gst_edge_tensor_import_cache_get_hits(cache) : 0);
         break;
-    }
-    case PROP_CACHE_SIZE: {
-        eg::ObjectLockGuard lock(self);
-        g_value_set_uint(value, st.settings.cache_size);
+    case ti::PROP_CACHE_MISSES:
+        g_value_set_uint64(value, cache ? gst_edge_tensor_import_cache_get_misses(cache) : 0);
         break;
-    }
-    case PROP_CACHE_HITS:
-        g_value_set_uint64(value,
-                           st.cache ? gst_edge_tensor_import_cache_get_hits(st.cache.get()) : 0);
+    case ti::PROP_CACHE_EVICTIONS:
+        g_value_set_uint64(value, cache ? gst_edge_tensor_import_cache_get_evictions(cache) : 0);
         break;
-    case PROP_CACHE_MISSES:
-        g_value_set_uint64(value,
-                           st.cache ? gst_edge_tensor_import_cache_get_misses(st.cache.get()) : 0);
+    case ti::PROP_COPIES:
+        g_value_set_uint64(value, st.fallback.copies());
         break;
-    case PROP_CACHE_EVICTIONS:
-        g_value_set_uint64(
-            value, st.cache ? gst_edge_tensor_import_cache_get_evictions(st.cache.get()) : 0);
-        break;
-    case PROP_COPIES:
-        g_value_set_uint64(value, st.copies.load());
-        break;
-    case PROP_STATS:
-        if (st.cache)
+    case ti::PROP_STATS:
+        if (cache)
             g_value_take_boxed(value, make_stats(self));
         break;
     default:
@@ -314,27 +245,18 @@ gboolean gst_tensor_import_start(GstBaseTransform* trans)
     }
     gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), size);
     gst_edge_tensor_import_cache_reset_stats(st.cache.get());
-    st.copies = 0;
     st.frames = 0;
-    std::lock_guard<std::mutex> lock(st.mu);
-    st.streaming.warned_copy = false;
+    st.fallback.start();
     return TRUE;
 }
 
 gboolean gst_tensor_import_stop(GstBaseTransform* trans)
 {
-    auto* self = GST_TENSOR_IMPORT(trans);
-    State& st = state_of(self);
+    State& st = state_of(trans);
     gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
-    eg::GstObjectPtr<GstBufferPool> pool;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        pool = std::move(st.streaming.copy_pool);
-        st.streaming.caps.reset();
-    }
-    // Outside the lock: deactivating waits for nothing of ours, but may free tensors.
-    if (pool)
-        gst_buffer_pool_set_active(pool.get(), FALSE);
+    st.fallback.retire_pool_unless(nullptr);
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.layout.reset();
     return TRUE;
 }
 
@@ -361,117 +283,31 @@ GstCaps* gst_tensor_import_transform_caps(GstBaseTransform* trans, GstPadDirecti
     return out;
 }
 
+// One stream layout per caps, shared with the import cache.
 gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps*)
 {
     auto* self = GST_TENSOR_IMPORT(trans);
     State& st = state_of(self);
     try {
-        if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps)) {
+        auto layout = eg::stream_layout_from_caps(incaps);
+        eg::import_cache_set_layout(st.cache.get(), layout ? *layout : nullptr);
+        if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot import %" GST_PTR_FORMAT, incaps),
                               ("the caps are neither fixed video/x-raw nor one static "
                                "other/tensors tensor"));
             return FALSE;
         }
-        eg::GstObjectPtr<GstBufferPool> old_pool;
         {
             std::lock_guard<std::mutex> lock(st.mu);
-            Streaming& s = st.streaming;
-            if (!s.caps || !gst_caps_is_equal(s.caps.get(), incaps))
-                old_pool = std::move(s.copy_pool);
-            s.caps.reset(gst_caps_ref(incaps));
-            s.video = gst_structure_has_name(gst_caps_get_structure(incaps, 0), "video/x-raw");
-            if (s.video && !gst_video_info_from_caps(&s.vinfo, incaps)) {
-                GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                                  ("Cannot parse %" GST_PTR_FORMAT, incaps), (nullptr));
-                return FALSE;
-            }
-            s.tensor_bytes = 0;
-            if (!s.video) {
-                if (auto tc = eg::parse_tensor_caps(gst_caps_get_structure(incaps, 0))) {
-                    s.tensor_bytes = edgetensor::dtype_size(tc->dtype);
-                    for (size_t d : tc->shape)
-                        s.tensor_bytes *= d;
-                }
-            }
+            st.layout = std::move(*layout);
         }
-        if (old_pool)
-            gst_buffer_pool_set_active(old_pool.get(), FALSE);
+        st.fallback.retire_pool_unless(incaps);
         GST_DEBUG_OBJECT(self, "importing %" GST_PTR_FORMAT, incaps);
         return TRUE;
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
     }
     return FALSE;
-}
-
-gboolean propose_allocation_impl(GstTensorImport* self, GstQuery* decide_query, GstQuery* query)
-{
-    // In place, BaseTransform makes no downstream query of its own: ask downstream for its
-    // metas (and pool) first, then put our pool in front.
-    if (!decide_query)
-        gst_pad_peer_query(GST_BASE_TRANSFORM_SRC_PAD(self), query);
-
-    GstCaps* caps = nullptr;
-    gboolean need_pool = FALSE;
-    gst_query_parse_allocation(query, &caps, &need_pool);
-    if (!caps)
-        return TRUE;
-    const bool video =
-        gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw") &&
-        !gst_caps_features_contains(gst_caps_get_features(caps, 0), GST_CAPS_FEATURE_MEMORY_DMABUF);
-    if (video && !gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr))
-        gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-    if (gst_structure_has_name(gst_caps_get_structure(caps, 0), eg::kTensorsMediaType)) {
-        // A pool's buffers come full: elements that append their output to the buffer they
-        // are handed, or refuse a non-empty one (NNStreamer), break on them. Our allocator
-        // alone keeps writers zero-copy and leaves those an empty buffer.
-        eg::propose_allocator_first(query);
-        GST_DEBUG_OBJECT(self, "proposing the edgetensor allocator (no pool) for %" GST_PTR_FORMAT,
-                         caps);
-        return TRUE;
-    }
-
-    guint n = gst_query_get_n_allocation_pools(query);
-    if (n > 0) {
-        GstBufferPool* first = nullptr;
-        gst_query_parse_nth_allocation_pool(query, 0, &first, nullptr, nullptr, nullptr);
-        const bool ours = first && GST_IS_EDGE_TENSOR_BUFFER_POOL(first);
-        if (first)
-            gst_object_unref(first);
-        if (ours)
-            return TRUE; // downstream's edgetensor pool serves just as well
-    }
-    guint size = 0;
-    auto pool = make_pool(self, caps, video, PROPOSED_MIN_BUFFERS, &size);
-    if (!pool)
-        return TRUE;
-    if (n > 0)
-        gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, PROPOSED_MIN_BUFFERS,
-                                          eg::kDefaultMaxBuffers);
-    else
-        gst_query_add_allocation_pool(query, pool.get(), size, PROPOSED_MIN_BUFFERS,
-                                      eg::kDefaultMaxBuffers);
-    if (GstAllocator* alloc = gst_edge_tensor_allocator_get()) {
-        GstAllocationParams params;
-        gst_allocation_params_init(&params);
-        gst_query_add_allocation_param(query, alloc, &params);
-        gst_object_unref(alloc);
-    }
-    GST_DEBUG_OBJECT(self, "proposing pool %s (%u bytes) for %" GST_PTR_FORMAT,
-                     GST_OBJECT_NAME(pool.get()), size, caps);
-    return TRUE;
-}
-
-gboolean gst_tensor_import_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query,
-                                              GstQuery* query)
-{
-    auto* self = GST_TENSOR_IMPORT(trans);
-    try {
-        return propose_allocation_impl(self, decide_query, query);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
-    }
-    return TRUE;
 }
 
 gboolean gst_tensor_import_transform_meta(GstBaseTransform*, GstBuffer*, GstMeta* meta, GstBuffer*)
@@ -484,236 +320,76 @@ gboolean gst_tensor_import_transform_meta(GstBaseTransform*, GstBuffer*, GstMeta
     return !gst_meta_api_type_has_tag(api, g_quark_from_static_string(GST_META_TAG_MEMORY_STR));
 }
 
-// Copies `inbuf` into a buffer of our pool (auto mode).
-GstFlowReturn copy_into_pool(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** out)
+// What cannot be imported: copied into a pooled tensor and described like any import, or
+// refused (copy-mode).
+GstFlowReturn fallback(GstTensorImport* self, const eg::StreamLayoutPtr& layout, GstBuffer* inbuf,
+                       const eg::Unusable& what, GstBuffer** outbuf)
 {
     State& st = state_of(self);
-    eg::GstObjectPtr<GstBufferPool> pool;
-    bool video;
-    GstVideoInfo vinfo;
-    size_t tensor_bytes = 0;
-    eg::MiniObjectPtr<GstCaps> caps;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        if (!st.streaming.caps) {
-            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorimport received data before caps."),
-                              (nullptr));
-            return GST_FLOW_NOT_NEGOTIATED;
-        }
-        video = st.streaming.video;
-        vinfo = st.streaming.vinfo;
-        tensor_bytes = st.streaming.tensor_bytes;
-        caps.reset(gst_caps_ref(st.streaming.caps.get()));
-        if (st.streaming.copy_pool)
-            pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
-    }
-    if (!pool) {
-        pool = make_pool(self, caps.get(), video, COPY_POOL_MIN_BUFFERS, nullptr);
-        if (!pool) {
-            GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                              ("Cannot create a buffer pool to copy into."),
-                              ("caps %" GST_PTR_FORMAT, caps.get()));
-            return GST_FLOW_ERROR;
-        }
-        if (!gst_buffer_pool_set_active(pool.get(), TRUE)) {
-            eg::post_acquire_error(GST_ELEMENT(self), pool.get(), GST_FLOW_ERROR,
-                                   "the buffers to copy into");
-            return GST_FLOW_ERROR;
-        }
-        std::lock_guard<std::mutex> lock(st.mu);
-        st.streaming.copy_pool.reset(GST_BUFFER_POOL(gst_object_ref(pool.get())));
-    }
-
-    GstBuffer* dst = nullptr;
-    GstFlowReturn ret = gst_buffer_pool_acquire_buffer(pool.get(), &dst, nullptr);
-    if (ret == GST_FLOW_ERROR)
-        eg::post_acquire_error(GST_ELEMENT(self), pool.get(), ret, "a buffer to copy into");
-    if (ret != GST_FLOW_OK)
-        return ret;
-    eg::MiniObjectPtr<GstBuffer> owned(dst);
-    bool ok = false;
-    if (video) {
-        GstVideoFrame in, o;
-        if (gst_video_frame_map(&in, &vinfo, inbuf, GST_MAP_READ)) {
-            if (gst_video_frame_map(&o, &vinfo, dst, GST_MAP_WRITE)) {
-                ok = eg::copy_video_frame(&o, &in);
-                gst_video_frame_unmap(&o);
-            }
-            gst_video_frame_unmap(&in);
-        }
-    } else {
-        // From whichever memories hold the tensor (tensorimport_memories.hpp).
-        GstMapInfo o;
-        if (gst_buffer_map(dst, &o, GST_MAP_WRITE)) {
-            ok = eg::copy_tensor_bytes(inbuf, tensor_bytes, o.data, o.size);
-            gst_buffer_unmap(dst, &o);
-        }
-    }
-    if (!ok) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ,
-                          ("Cannot copy the input frame%s.", eg::take_map_failure().c_str()),
-                          ("mapping or copying %" GST_PTR_FORMAT " failed", inbuf));
-        return GST_FLOW_ERROR;
-    }
-    GST_BASE_TRANSFORM_CLASS(gst_tensor_import_parent_class)
-        ->copy_metadata(GST_BASE_TRANSFORM(self), inbuf, dst);
-    *out = owned.release();
-    return GST_FLOW_OK;
-}
-
-// True when `inbuf` is what the caps say: a video frame whose every plane lies inside its
-// memory, or a tensor of exactly the caps' size in one memory (never padded, never cut).
-bool input_matches_caps(GstTensorImport* self, GstBuffer* inbuf, std::string* why)
-{
-    bool have_caps, video;
-    GstVideoInfo vinfo;
-    gsize tensor_bytes;
-    {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        const Streaming& s = state_of(self).streaming;
-        have_caps = bool(s.caps);
-        video = s.video;
-        vinfo = s.vinfo;
-        tensor_bytes = s.tensor_bytes;
-    }
-    if (!have_caps)
-        return true; // the import cache and the copy say "before caps"
-    if (video)
-        return eg::check_video_frame(inbuf, &vinfo, why);
-    // Several memories (NNStreamer's split or appended tensors) are sized up by
-    // locate_tensor(), which refuses any that do not add up to exactly one tensor.
-    const gsize size = gst_buffer_get_size(inbuf);
-    if (tensor_bytes != 0 && gst_buffer_n_memory(inbuf) == 1 && size != tensor_bytes) {
-        *why = "it holds " + std::to_string(size) + " bytes, but the other/tensors caps describe " +
-               std::to_string(tensor_bytes) + " (tensors are never padded or cut)";
-        return false;
-    }
-    return true;
-}
-
-// All the work happens here rather than in transform_ip, because a copy replaces the buffer.
-GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** outbuf)
-{
-    State& st = state_of(self);
-    st.frames++;
-    std::string mismatch;
-    if (!input_matches_caps(self, inbuf, &mismatch)) {
-        GST_ELEMENT_ERROR(
-            self, STREAM, FORMAT,
-            ("An input buffer does not match the caps: %s.", mismatch.c_str()),
-            ("buffer %" GST_PTR_FORMAT " from \"%s\"", inbuf, upstream_name(self).c_str()));
-        return GST_FLOW_ERROR;
-    }
-    // In place: the input itself when writable, else a copy sharing its memory.
-    GstBuffer* work = gst_buffer_is_writable(inbuf) ? inbuf : gst_buffer_copy(inbuf);
-
-    // An other/tensors tensor in several memories becomes the buffer's one memory when it can
-    // without a copy (located on inbuf: a copy forgets the pool the buffer came from).
-    size_t tensor_bytes = 0;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        tensor_bytes = st.streaming.video ? 0 : st.streaming.tensor_bytes;
-    }
-    eg::TensorMemories where;
-    std::string layout_why, multi_sent;
-    bool single = true;
-    if (tensor_bytes > 0 && gst_buffer_n_memory(inbuf) > 1) {
-        where = eg::locate_tensor(inbuf, tensor_bytes);
-        if (where.layout == eg::TensorMemories::Layout::Unusable) {
-            // Neither importable nor copyable: no run of memories is known to be the tensor.
-            GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                              ("Upstream element \"%s\" sends buffers of %s for one tensor of "
-                               "%zu bytes; which of them hold the tensor cannot be told.",
-                               upstream_name(self).c_str(), where.memories.c_str(), tensor_bytes),
-                              ("%s", where.why.c_str()));
-            if (work != inbuf)
-                gst_buffer_unref(work);
-            return GST_FLOW_ERROR;
-        }
-        multi_sent = eg::describe_sent_memory(inbuf, where); // before `work` (maybe inbuf) changes
-        single = eg::make_single_memory(work, where, &layout_why);
-    }
-
-    GstEdgeTensorImportResult result = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
-    gchar* why_c = nullptr;
-    GstEdgeTensorMeta* meta =
-        single ? gst_edge_tensor_import_cache_attach_meta(st.cache.get(), work, &result, &why_c)
-               : nullptr;
-    const std::string why = !single ? layout_why : why_c ? why_c : "";
-    g_free(why_c);
-    if (meta) {
-        GST_LOG_OBJECT(self, "%s: tensor %" G_GUINT64_FORMAT,
-                       result == GST_EDGE_TENSOR_IMPORT_HIT ? "hit" : "miss", meta->identity);
-        *outbuf = work; // BaseTransform drops inbuf when this is a copy
-        return GST_FLOW_OK;
-    }
-    if (work != inbuf)
-        gst_buffer_unref(work);
-
     GstTensorImportCopyMode mode;
     {
         eg::ObjectLockGuard lock(self);
         mode = st.settings.copy_mode;
     }
-    const std::string upstream = upstream_name(self);
-    // What arrived, for the messages: the memory type, or the memory layout when that is why.
-    const std::string sent = where.layout == eg::TensorMemories::Layout::Single
-                                 ? std::string("memory of type \"") + memory_type_of(inbuf) + "\""
-                                 : multi_sent;
-    const char* mem_type = memory_type_of(inbuf);
-    // An import that failed (a system call said no) is not the memory's fault: say what failed.
-    const bool failed = result == GST_EDGE_TENSOR_IMPORT_FAILED;
-    if (mode == GST_TENSOR_IMPORT_COPY_NEVER && failed) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ,
-                          ("Cannot import a buffer from upstream element \"%s\": %s.",
-                           upstream.c_str(), why.c_str()),
-                          ("memory of type \"%s\"; copy-mode is \"never\", so it is not copied "
-                           "either",
-                           mem_type));
-        return GST_FLOW_ERROR;
-    }
-    if (mode == GST_TENSOR_IMPORT_COPY_NEVER) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                          ("Upstream element \"%s\" sends %s, which cannot be imported without a "
-                           "copy, and copy-mode is \"never\".",
-                           upstream.c_str(), sent.c_str()),
-                          ("%s. Set copy-mode=auto to copy (every copy is counted), or have "
-                           "upstream use the DMA-BUF pool tensorimport proposes.",
-                           why.c_str()));
-        return GST_FLOW_ERROR;
-    }
-    bool warn = false;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        warn = !std::exchange(st.streaming.warned_copy, true);
-    }
-    if (warn && failed)
-        GST_ELEMENT_WARNING(self, RESOURCE, READ,
-                            ("Copying frames: importing a buffer from upstream element \"%s\" "
-                             "failed (%s); every copy is counted (property \"copies\").",
-                             upstream.c_str(), why.c_str()),
-                            ("memory of type \"%s\"", mem_type));
-    else if (warn)
-        GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                            ("Copying frames: upstream element \"%s\" sends %s, which cannot "
-                             "be imported; every copy is counted (property \"copies\").",
-                             upstream.c_str(), sent.c_str()),
-                            ("%s", why.c_str()));
     GstBuffer* copy = nullptr;
-    GstFlowReturn ret = copy_into_pool(self, inbuf, &copy);
+    const GstFlowReturn ret =
+        st.fallback.copy(GST_ELEMENT(self), eg::CopyMode(mode), layout, what, inbuf, &copy);
     if (ret != GST_FLOW_OK)
         return ret;
-    st.copies++;
     eg::MiniObjectPtr<GstBuffer> owned(copy);
-    gchar* why2 = nullptr;
-    if (!gst_edge_tensor_import_cache_attach_meta(st.cache.get(), copy, &result, &why2)) {
+    GST_BASE_TRANSFORM_CLASS(gst_tensor_import_parent_class)
+        ->copy_metadata(GST_BASE_TRANSFORM(self), inbuf, copy);
+    GstEdgeTensorImportResult result;
+    gchar* why = nullptr;
+    if (!gst_edge_tensor_import_cache_attach_meta(st.cache.get(), copy, &result, &why)) {
         GST_ELEMENT_ERROR(self, STREAM, FAILED,
-                          ("Cannot describe the copied frame: %s.", why2 ? why2 : "?"), (nullptr));
-        g_free(why2);
+                          ("Cannot describe the copied frame: %s.", why ? why : "?"), (nullptr));
+        g_free(why);
         return GST_FLOW_ERROR;
     }
     *outbuf = owned.release();
     return GST_FLOW_OK;
+}
+
+// All the work happens here rather than in transform_ip, because a copy replaces the buffer:
+// check -> locate -> attach -> fallback, on one snapshot of the stream's layout.
+GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** outbuf)
+{
+    State& st = state_of(self);
+    st.frames++;
+    const eg::StreamLayoutPtr layout = st.current_layout();
+
+    std::string mismatch;
+    if (!ti::matches_caps(layout.get(), inbuf, &mismatch)) {
+        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                          ("An input buffer does not match the caps: %s.", mismatch.c_str()),
+                          ("buffer %" GST_PTR_FORMAT " from \"%s\"", inbuf,
+                           eg::upstream_name(GST_ELEMENT(self)).c_str()));
+        return GST_FLOW_ERROR;
+    }
+
+    const ti::Located located = ti::locate(layout.get(), inbuf);
+    if (!located.usable()) {
+        // Neither importable nor copyable: no run of memories is known to be the tensor.
+        GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                          ("Upstream element \"%s\" sends buffers of %s for one tensor of "
+                           "%zu bytes; which of them hold the tensor cannot be told.",
+                           eg::upstream_name(GST_ELEMENT(self)).c_str(),
+                           located.where.memories.c_str(), located.tensor_bytes),
+                          ("%s", located.where.why.c_str()));
+        return GST_FLOW_ERROR;
+    }
+
+    const ti::Attached attached = ti::attach(st.cache.get(), inbuf, located);
+    if (attached.buffer) {
+        GST_LOG_OBJECT(self, "%s: tensor %" G_GUINT64_FORMAT,
+                       attached.result == GST_EDGE_TENSOR_IMPORT_HIT ? "hit" : "miss",
+                       attached.identity);
+        *outbuf = attached.buffer; // BaseTransform drops inbuf when this is a copy
+        return GST_FLOW_OK;
+    }
+
+    return fallback(self, layout, inbuf, attached.unusable, outbuf);
 }
 
 GstFlowReturn gst_tensor_import_prepare_output_buffer(GstBaseTransform* trans, GstBuffer* inbuf,
@@ -738,13 +414,12 @@ gboolean gst_tensor_import_sink_event(GstBaseTransform* trans, GstEvent* event)
     auto* self = GST_TENSOR_IMPORT(trans);
     switch (GST_EVENT_TYPE(event)) {
     case GST_EVENT_FLUSH_STOP:
-        gst_edge_tensor_import_cache_clear(cache_of(self), "flush-stop");
+        gst_edge_tensor_import_cache_clear(state_of(self).cache.get(), "flush-stop");
         break;
     case GST_EVENT_EOS: {
         GstStructure* s = make_stats(self);
-        gchar* str = gst_structure_to_string(s);
-        GST_INFO_OBJECT(self, "%s", str);
-        g_free(str);
+        eg::GCharPtr str(gst_structure_to_string(s));
+        GST_INFO_OBJECT(self, "%s", str.get());
         gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
         break;
     }
@@ -770,56 +445,7 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
     gobject_class->get_property = gst_tensor_import_get_property;
     gobject_class->finalize = gst_tensor_import_finalize;
 
-    g_object_class_install_property(
-        gobject_class, PROP_COPY_MODE,
-        g_param_spec_enum(
-            "copy-mode", "Copy mode",
-            "What to do with memory that cannot be imported (system memory): auto = copy into "
-            "a pooled tensor (DMA-BUF, or shared memory where the host has no DMA-BUF provider), "
-            "counted and warned once (default); never = element error",
-            GST_TYPE_TENSOR_IMPORT_COPY_MODE, DEFAULT_COPY_MODE,
-            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
-    g_object_class_install_property(
-        gobject_class, PROP_CACHE_SIZE,
-        g_param_spec_uint(
-            "cache-size", "Cache size",
-            "Most imported buffers kept (least recently used evicted first; 1 to "
-            "1024, default 32). Lowering it while playing evicts at once.",
-            1, GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE, DEFAULT_CACHE_SIZE,
-            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
-    g_object_class_install_property(
-        gobject_class, PROP_CACHE_HITS,
-        g_param_spec_uint64("cache-hits", "Cache hits",
-                            "Buffers whose tensor was already imported (since the last start)", 0,
-                            G_MAXUINT64, 0,
-                            GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
-    g_object_class_install_property(
-        gobject_class, PROP_CACHE_MISSES,
-        g_param_spec_uint64("cache-misses", "Cache misses",
-                            "Buffers imported now (since the last start)", 0, G_MAXUINT64, 0,
-                            GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
-    g_object_class_install_property(
-        gobject_class, PROP_CACHE_EVICTIONS,
-        g_param_spec_uint64("cache-evictions", "Cache evictions",
-                            "Imported tensors dropped to stay within cache-size (since the "
-                            "last start)",
-                            0, G_MAXUINT64, 0,
-                            GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
-    g_object_class_install_property(
-        gobject_class, PROP_COPIES,
-        g_param_spec_uint64("copies", "Copies",
-                            "Frames copied because their memory could not be imported (since "
-                            "the last start); 0 means the stream was zero-copy",
-                            0, G_MAXUINT64, 0,
-                            GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
-    g_object_class_install_property(
-        gobject_class, PROP_STATS,
-        g_param_spec_boxed("stats", "Statistics",
-                           "edgetensor-stats: hits, misses, evictions, invalidations, entries, "
-                           "peak-entries, max-entries, failed-imports, last-failure, failures, "
-                           "inodes, frames, copies, zero-copy (also posted at EOS)",
-                           GST_TYPE_STRUCTURE,
-                           GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+    ti::install_properties(gobject_class);
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -835,7 +461,7 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
     bt->stop = gst_tensor_import_stop;
     bt->transform_caps = gst_tensor_import_transform_caps;
     bt->set_caps = gst_tensor_import_set_caps;
-    bt->propose_allocation = gst_tensor_import_propose_allocation;
+    bt->propose_allocation = ti::propose_allocation;
     bt->transform_meta = gst_tensor_import_transform_meta;
     bt->prepare_output_buffer = gst_tensor_import_prepare_output_buffer;
     bt->transform_ip = gst_tensor_import_transform_ip;

@@ -47,10 +47,12 @@
 
 #include "gsttensoripcsink.h"
 
+#include "copy_fallback.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "ipc_server.hpp"
 #include "ipc_wire.hpp"
+#include "pool_negotiation.hpp"
 #include "tensoripc_common.hpp"
 #include "tensoripcsink_frame.hpp"
 #include "tensoripcsink_properties.hpp"
@@ -144,25 +146,49 @@ private:
     GstTensorIpcSink* self_;
 };
 
+// The pools tensoripcsink makes (the one it proposes upstream and the one it copies into):
+// frames described by GstVideoMeta (writers map them with gst_video_frame_map()).
+eg::PoolPolicy pool_policy(guint min)
+{
+    eg::PoolPolicy p;
+    p.min_buffers = min;
+    p.max_buffers = 0;
+    p.unbounded_because = "tensoripcsink holds buffers for its receivers: max-clients x "
+                          "max-pending bound them";
+    p.default_layout_unless_peer_reads_meta = false;
+    return p;
+}
+
+// Memory without an fd is copied into a pool of ours (copy-mode=auto) or refused (never).
+eg::CopyPolicy copy_policy()
+{
+    eg::CopyPolicy p;
+    p.action = "pass";
+    p.acting = "passing";
+    p.done = "passed";
+    p.offer = "the edgetensor pool tensoripcsink proposes";
+    p.pool = pool_policy(COPY_POOL_MIN_BUFFERS);
+    return p;
+}
+
 struct Streaming {
-    eg::MiniObjectPtr<GstCaps> caps;
-    bool video = false;
-    GstVideoInfo vinfo{};
-    eg::GstObjectPtr<GstBufferPool> copy_pool;
-    bool warned_copy = false;
+    eg::StreamLayoutPtr layout; // null before caps
 };
 
 // One C++ state object per element: settings under the object lock, streaming state under
 // mu, the receivers in the server (its own lock; counters atomic so property reads never
 // block).
 struct State {
-    explicit State(GstTensorIpcSink* self) : observer(self), server(observer) {}
+    explicit State(GstTensorIpcSink* self)
+        : observer(self), server(observer), fallback(copy_policy())
+    {
+    }
     Settings settings;
     std::mutex mu;
     Streaming streaming;
     Observer observer;
     ipc::Server server;
-    std::atomic<guint64> copies{0};
+    eg::CopyFallback fallback;
 };
 
 } // namespace
@@ -200,108 +226,39 @@ State& state_of(gpointer self)
     return *GST_TENSOR_IPC_SINK(self)->state;
 }
 
-GstFlowReturn copy_into_pool(GstTensorIpcSink* self, GstBuffer* inbuf, GstBuffer** out)
-{
-    State& st = state_of(self);
-    eg::GstObjectPtr<GstBufferPool> pool;
-    bool video;
-    GstVideoInfo vinfo;
-    eg::MiniObjectPtr<GstCaps> caps;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        if (!st.streaming.caps) {
-            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensoripcsink received data before caps."),
-                              (nullptr));
-            return GST_FLOW_NOT_NEGOTIATED;
-        }
-        video = st.streaming.video;
-        vinfo = st.streaming.vinfo;
-        caps.reset(gst_caps_ref(st.streaming.caps.get()));
-        if (st.streaming.copy_pool)
-            pool.reset(GST_BUFFER_POOL(gst_object_ref(st.streaming.copy_pool.get())));
-    }
-    if (!pool) {
-        pool = make_pool(GST_OBJECT(self), caps.get(), video, COPY_POOL_MIN_BUFFERS, nullptr);
-        if (!pool || !gst_buffer_pool_set_active(pool.get(), TRUE)) {
-            GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                              ("Cannot create a buffer pool to copy into."),
-                              ("caps %" GST_PTR_FORMAT, caps.get()));
-            return GST_FLOW_ERROR;
-        }
-        std::lock_guard<std::mutex> lock(st.mu);
-        st.streaming.copy_pool.reset(GST_BUFFER_POOL(gst_object_ref(pool.get())));
-    }
-    GstBuffer* dst = nullptr;
-    GstFlowReturn ret = gst_buffer_pool_acquire_buffer(pool.get(), &dst, nullptr);
-    if (ret != GST_FLOW_OK)
-        return ret;
-    eg::MiniObjectPtr<GstBuffer> owned(dst);
-    if (!copy_frame(dst, inbuf, video, vinfo)) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot copy the input frame."),
-                          ("mapping or copying %" GST_PTR_FORMAT " failed", inbuf));
-        return GST_FLOW_ERROR;
-    }
-    gst_buffer_copy_into(dst, inbuf, GstBufferCopyFlags(GST_BUFFER_COPY_TIMESTAMPS), 0, -1);
-    *out = owned.release();
-    return GST_FLOW_OK;
-}
-
 GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
 {
     State& st = state_of(self);
+    eg::StreamLayoutPtr layout;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        layout = st.streaming.layout;
+    }
     eg::MiniObjectPtr<GstBuffer> copied;
     GstBuffer* buf = buffer;
-    const std::string why = unsendable(buffer);
-    if (!why.empty()) {
+    if (const eg::Unusable what = unsendable(buffer); !what.why.empty()) {
         GstTensorIpcSinkCopyMode mode;
         {
             eg::ObjectLockGuard lock(self);
             mode = st.settings.copy_mode;
         }
-        if (mode == GST_TENSOR_IPC_SINK_COPY_NEVER) {
-            GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                              ("Cannot pass this buffer without a copy, and copy-mode is "
-                               "\"never\": %s.",
-                               why.c_str()),
-                              ("Set copy-mode=auto to copy (every copy is counted), or have "
-                               "upstream use the edgetensor pool tensoripcsink proposes."));
-            return GST_FLOW_ERROR;
-        }
-        bool warn;
-        {
-            std::lock_guard<std::mutex> lock(st.mu);
-            warn = !std::exchange(st.streaming.warned_copy, true);
-        }
-        if (warn)
-            GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                                ("Copying frames: %s; every copy is counted (property "
-                                 "\"copies\").",
-                                 why.c_str()),
-                                (nullptr));
         GstBuffer* c = nullptr;
-        const GstFlowReturn ret = copy_into_pool(self, buffer, &c);
+        const GstFlowReturn ret =
+            st.fallback.copy(GST_ELEMENT(self), eg::CopyMode(mode), layout, what, buffer, &c);
         if (ret != GST_FLOW_OK)
             return ret;
         copied.reset(c);
+        gst_buffer_copy_into(c, buffer, GstBufferCopyFlags(GST_BUFFER_COPY_TIMESTAMPS), 0, -1);
         buf = c;
-        st.copies++;
-        const std::string still = unsendable(buf);
-        if (!still.empty()) {
+        if (const eg::Unusable still = unsendable(buf); !still.why.empty()) {
             GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-                              ("The copy has no fd to pass: %s.", still.c_str()),
+                              ("The copy has no fd to pass: %s.", still.why.c_str()),
                               ("is EDGETENSOR_FORCE_MEM=1 set?"));
             return GST_FLOW_ERROR;
         }
     }
 
-    bool video;
-    GstVideoInfo vinfo;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        video = st.streaming.video;
-        vinfo = st.streaming.vinfo;
-    }
-    const ipc::FrameHead head = frame_head(buf, video, vinfo);
+    const ipc::FrameHead head = frame_head(buf, layout.get());
     const guint n = gst_buffer_n_memory(buf);
     std::array<ipc::MemoryRecord, ipc::kMaxMemories> records;
     std::array<int, ipc::kMaxMemories> fds{};
@@ -342,29 +299,18 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
 void gst_tensor_ipc_sink_set_property(GObject* object, guint prop_id, const GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SINK(object);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    State& st = state_of(self);
-    eg::ObjectLockGuard lock(self);
-    if (!set_property(st.settings, prop_id, value)) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        return;
-    }
-    if (prop_id == PROP_MAX_PENDING)
-        st.server.set_max_pending(st.settings.max_pending);
+    State& st = state_of(object);
+    if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
+        prop_id == PROP_MAX_PENDING)
+        st.server.set_max_pending(g_value_get_uint(value));
 }
 
 void gst_tensor_ipc_sink_get_property(GObject* object, guint prop_id, GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SINK(object);
-    State& st = state_of(self);
-    {
-        eg::ObjectLockGuard lock(self);
-        if (get_property(st.settings, prop_id, value))
-            return;
-    }
+    State& st = state_of(object);
+    if (eg::load_setting(object, setting_fields(), st.settings, prop_id, value))
+        return;
     switch (prop_id) {
     case PROP_CLIENTS:
         g_value_set_uint(value, st.server.clients());
@@ -376,7 +322,7 @@ void gst_tensor_ipc_sink_get_property(GObject* object, guint prop_id, GValue* va
         g_value_set_uint64(value, st.server.dropped());
         break;
     case PROP_COPIES:
-        g_value_set_uint64(value, st.copies.load());
+        g_value_set_uint64(value, st.fallback.copies());
         break;
     case PROP_HELD:
         g_value_set_uint(value, st.server.held());
@@ -439,11 +385,7 @@ gboolean start_impl(GstTensorIpcSink* self)
         return FALSE;
     }
     // No render() can run before start() returns: the counters start afresh for it.
-    st.copies = 0;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        st.streaming.warned_copy = false;
-    }
+    st.fallback.start();
     GST_INFO_OBJECT(self, "listening on %s (mode 0%o)", s.socket_path.c_str(), s.socket_mode);
     return TRUE;
 }
@@ -463,14 +405,9 @@ gboolean gst_tensor_ipc_sink_stop(GstBaseSink* sink)
 {
     State& st = state_of(sink);
     st.server.stop();
-    eg::GstObjectPtr<GstBufferPool> pool;
-    {
-        std::lock_guard<std::mutex> lock(st.mu);
-        pool = std::move(st.streaming.copy_pool);
-        st.streaming.caps.reset();
-    }
-    if (pool)
-        gst_buffer_pool_set_active(pool.get(), FALSE);
+    st.fallback.retire_pool_unless(nullptr);
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.streaming.layout.reset();
     return TRUE;
 }
 
@@ -491,30 +428,17 @@ gboolean gst_tensor_ipc_sink_set_caps(GstBaseSink* sink, GstCaps* caps)
     auto* self = GST_TENSOR_IPC_SINK(sink);
     State& st = state_of(self);
     try {
-        const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
-        GstVideoInfo vinfo;
-        gst_video_info_init(&vinfo);
-        if (video && !gst_video_info_from_caps(&vinfo, caps)) {
+        auto layout = eg::stream_layout_from_caps(caps);
+        if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse %" GST_PTR_FORMAT, caps),
-                              (nullptr));
+                              ("%s", layout.error().message().c_str()));
             return FALSE;
         }
-        if (!video && !eg::parse_tensor_caps(gst_caps_get_structure(caps, 0))) {
-            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse %" GST_PTR_FORMAT, caps),
-                              (nullptr));
-            return FALSE;
-        }
-        eg::GstObjectPtr<GstBufferPool> old_pool;
         {
             std::lock_guard<std::mutex> lock(st.mu);
-            if (!st.streaming.caps || !gst_caps_is_equal(st.streaming.caps.get(), caps))
-                old_pool = std::move(st.streaming.copy_pool);
-            st.streaming.caps.reset(gst_caps_ref(caps));
-            st.streaming.video = video;
-            st.streaming.vinfo = vinfo;
+            st.streaming.layout = std::move(*layout);
         }
-        if (old_pool)
-            gst_buffer_pool_set_active(old_pool.get(), FALSE);
+        st.fallback.retire_pool_unless(caps);
         eg::GCharPtr str(gst_caps_to_string(caps));
         std::string s(str.get());
         if (s.size() > ipc::kMaxCaps) {
@@ -534,27 +458,7 @@ gboolean gst_tensor_ipc_sink_propose_allocation(GstBaseSink* sink, GstQuery* que
 {
     auto* self = GST_TENSOR_IPC_SINK(sink);
     try {
-        GstCaps* caps = nullptr;
-        gboolean need_pool = FALSE;
-        gst_query_parse_allocation(query, &caps, &need_pool);
-        if (!caps)
-            return TRUE;
-        const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
-        if (video)
-            gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-        if (gst_query_get_n_allocation_pools(query) > 0)
-            return TRUE;
-        guint size = 0;
-        auto pool = make_pool(GST_OBJECT(self), caps, video, PROPOSED_MIN_BUFFERS, &size);
-        if (!pool)
-            return TRUE;
-        gst_query_add_allocation_pool(query, pool.get(), size, PROPOSED_MIN_BUFFERS, 0);
-        if (GstAllocator* alloc = gst_edge_tensor_allocator_get()) {
-            GstAllocationParams params;
-            gst_allocation_params_init(&params);
-            gst_query_add_allocation_param(query, alloc, &params);
-            gst_object_unref(alloc);
-        }
+        eg::propose_pool(GST_ELEMENT(self), query, pool_policy(PROPOSED_MIN_BUFFERS), {});
     } catch (const std::exception& e) {
         GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
     }
@@ -582,7 +486,7 @@ gboolean gst_tensor_ipc_sink_event(GstBaseSink* sink, GstEvent* event)
         GstStructure* s =
             gst_structure_new("tensoripcsink-stats", "sent", G_TYPE_UINT64, st.server.sent(),
                               "dropped", G_TYPE_UINT64, st.server.dropped(), "copies",
-                              G_TYPE_UINT64, st.copies.load(), "clients", G_TYPE_UINT,
+                              G_TYPE_UINT64, st.fallback.copies(), "clients", G_TYPE_UINT,
                               st.server.clients(), "peak-clients", G_TYPE_UINT, peak, nullptr);
         eg::GCharPtr str(gst_structure_to_string(s));
         GST_INFO_OBJECT(self, "%s", str.get());

@@ -34,16 +34,16 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "pool_negotiation.hpp"
 #include "testsrc_patterns.hpp"
+#include "testsrc_properties.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <mutex>
-#include <vector>
 
 GST_DEBUG_CATEGORY_STATIC(gst_tensor_test_src_debug);
 #define GST_CAT_DEFAULT gst_tensor_test_src_debug
@@ -52,28 +52,12 @@ namespace
 {
 
 namespace eg = edgetensor::gst;
-using edgetensor::DType;
+namespace ts = edgetensor::gst::tensortestsrc;
 
-constexpr GstTensorTestSrcPattern DEFAULT_PATTERN = GST_TENSOR_TEST_SRC_GRADIENT;
-constexpr gboolean DEFAULT_IS_LIVE = FALSE;
-constexpr GstEdgeTensorMemoryKind DEFAULT_MEMORY = GST_EDGE_TENSOR_MEMORY_AUTO;
-constexpr guint DEFAULT_MIN_BUFFERS = 4;
-// Bounded: every pooled buffer holds an fd, and a deep queue downstream would take them all.
-constexpr guint DEFAULT_MAX_BUFFERS = edgetensor::gst::kDefaultMaxBuffers;
-constexpr guint MAX_POOL_BUFFERS = 64;
 constexpr gint DEFAULT_WIDTH = 320;
 constexpr gint DEFAULT_HEIGHT = 240;
 constexpr gint DEFAULT_FPS = 30;
 constexpr const char* DEFAULT_TENSOR_DIMENSIONS = "3:320:240:1";
-
-enum {
-    PROP_0,
-    PROP_PATTERN,
-    PROP_IS_LIVE,
-    PROP_MEMORY,
-    PROP_MIN_BUFFERS,
-    PROP_MAX_BUFFERS,
-};
 
 #define VIDEO_FORMATS                                                                              \
     "{ NV12, NV21, NV16, NV24, I420, YV12, YUY2, UYVY, VYUY, RGB, BGR, RGBA, BGRA, RGBx, BGRx, "   \
@@ -88,19 +72,8 @@ GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
                     "other/tensors, num_tensors = (int) 1, format = (string) static, "
                     "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
 
-struct Settings {
-    GstTensorTestSrcPattern pattern = DEFAULT_PATTERN;
-    gboolean is_live = DEFAULT_IS_LIVE;
-    GstEdgeTensorMemoryKind memory = DEFAULT_MEMORY;
-    guint min_buffers = DEFAULT_MIN_BUFFERS;
-    guint max_buffers = DEFAULT_MAX_BUFFERS;
-};
-
 struct Streaming {
-    bool configured = false;
-    bool is_video = false;
-    GstVideoInfo vinfo{};
-    eg::TensorCaps tensor;
+    eg::StreamLayoutPtr layout; // null until caps are set
     gint fps_n = 0;
     gint fps_d = 1;
     guint64 n_frames = 0; // the next frame's number: its pattern and its timestamp
@@ -110,7 +83,7 @@ struct Streaming {
 
 // One C++ state object per element: settings under the object lock, streaming state under mu.
 struct State {
-    Settings settings;
+    ts::Settings settings;
     std::mutex mu;
     Streaming streaming;
 };
@@ -153,118 +126,10 @@ State& state_of(gpointer self)
     return *GST_TENSOR_TEST_SRC(self)->state;
 }
 
-Settings settings_snapshot(GstTensorTestSrc* self)
+ts::Settings settings_snapshot(GstTensorTestSrc* self)
 {
     eg::ObjectLockGuard lock(self);
     return self->state->settings;
-}
-
-// ---- patterns ------------------------------------------------------------------------------
-
-void fill_frame_counter(GstVideoFrame* frame, guint64 n)
-{
-    const GstVideoFormatInfo* finfo = frame->info.finfo;
-    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(frame); ++p) {
-        gint comp[GST_VIDEO_MAX_COMPONENTS];
-        gst_video_format_info_component(finfo, p, comp);
-        const gint c = comp[0] >= 0 ? comp[0] : 0;
-        const gint rows = GST_VIDEO_FRAME_COMP_HEIGHT(frame, c);
-        const gint row_bytes =
-            GST_VIDEO_FRAME_PLANE_STRIDE(frame, p) <
-                    GST_VIDEO_FRAME_COMP_WIDTH(frame, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(frame, c)
-                ? GST_VIDEO_FRAME_PLANE_STRIDE(frame, p)
-                : GST_VIDEO_FRAME_COMP_WIDTH(frame, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(frame, c);
-        auto* data = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(frame, p));
-        for (gint y = 0; y < rows; ++y)
-            std::memset(data + gsize(y) * GST_VIDEO_FRAME_PLANE_STRIDE(frame, p), int(n & 0xff),
-                        gsize(row_bytes));
-    }
-}
-
-void fill_video(GstVideoFrame* frame, GstTensorTestSrcPattern pattern, guint64 n)
-{
-    if (pattern == GST_TENSOR_TEST_SRC_FRAME_COUNTER)
-        fill_frame_counter(frame, n);
-    else
-        eg::fill_video_pattern(frame, pattern, n);
-}
-
-guint16 half_from_float(float f)
-{
-    // Patterns only produce 0..1, so the normal range is all that is needed.
-    if (f <= 0.0f)
-        return 0;
-    guint32 bits;
-    std::memcpy(&bits, &f, sizeof(bits));
-    const gint exp = gint((bits >> 23) & 0xff) - 127 + 15;
-    if (exp <= 0)
-        return 0;
-    return guint16((exp << 10) | ((bits >> 13) & 0x3ff));
-}
-
-template <typename T>
-void fill_elems(guint8* data, gsize count, GstTensorTestSrcPattern p, guint64 n)
-{
-    auto* out = reinterpret_cast<T*>(data);
-    for (gsize i = 0; i < count; ++i) {
-        guint v = 0;
-        switch (p) {
-        case GST_TENSOR_TEST_SRC_GRADIENT:
-            v = guint((i + n) & 0xff);
-            break;
-        case GST_TENSOR_TEST_SRC_CHECKERS:
-            v = ((i / 8) & 1) ? 255 : 0;
-            break;
-        case GST_TENSOR_TEST_SRC_WHITE:
-            v = 255;
-            break;
-        default:
-            break;
-        }
-        if constexpr (std::is_floating_point_v<T>)
-            out[i] = T(v) / T(255);
-        else
-            out[i] = T(v);
-    }
-}
-
-void fill_tensor(guint8* data, gsize bytes, DType dtype, GstTensorTestSrcPattern p, guint64 n)
-{
-    if (p == GST_TENSOR_TEST_SRC_FRAME_COUNTER) {
-        std::memset(data, int(n & 0xff), bytes);
-        return;
-    }
-    const gsize count = bytes / edgetensor::dtype_size(dtype);
-    switch (dtype) {
-    case DType::U8:
-        return fill_elems<guint8>(data, count, p, n);
-    case DType::I8:
-        return fill_elems<gint8>(data, count, p, n);
-    case DType::U16:
-        return fill_elems<guint16>(data, count, p, n);
-    case DType::I16:
-        return fill_elems<gint16>(data, count, p, n);
-    case DType::U32:
-        return fill_elems<guint32>(data, count, p, n);
-    case DType::I32:
-        return fill_elems<gint32>(data, count, p, n);
-    case DType::U64:
-        return fill_elems<guint64>(data, count, p, n);
-    case DType::I64:
-        return fill_elems<gint64>(data, count, p, n);
-    case DType::F32:
-        return fill_elems<float>(data, count, p, n);
-    case DType::F64:
-        return fill_elems<double>(data, count, p, n);
-    case DType::F16: {
-        std::vector<float> tmp(count);
-        fill_elems<float>(reinterpret_cast<guint8*>(tmp.data()), count, p, n);
-        auto* out = reinterpret_cast<guint16*>(data);
-        for (gsize i = 0; i < count; ++i)
-            out[i] = half_from_float(tmp[i]);
-        return;
-    }
-    }
 }
 
 // ---- GObject -------------------------------------------------------------------------------
@@ -272,66 +137,18 @@ void fill_tensor(guint8* data, gsize bytes, DType dtype, GstTensorTestSrcPattern
 void gst_tensor_test_src_set_property(GObject* object, guint prop_id, const GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_TEST_SRC(object);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    if (prop_id == PROP_IS_LIVE) {
-        // gst_base_src_set_live() takes the object lock itself.
-        const gboolean live = g_value_get_boolean(value);
-        {
-            eg::ObjectLockGuard lock(self);
-            state_of(self).settings.is_live = live;
-        }
-        gst_base_src_set_live(GST_BASE_SRC(self), live);
-        return;
-    }
-    eg::ObjectLockGuard lock(self);
-    Settings& s = state_of(self).settings;
-    switch (prop_id) {
-    case PROP_PATTERN:
-        s.pattern = GstTensorTestSrcPattern(g_value_get_enum(value));
-        break;
-    case PROP_MEMORY:
-        s.memory = GstEdgeTensorMemoryKind(g_value_get_enum(value));
-        break;
-    case PROP_MIN_BUFFERS:
-        s.min_buffers = g_value_get_uint(value);
-        break;
-    case PROP_MAX_BUFFERS:
-        s.max_buffers = g_value_get_uint(value);
-        break;
-    default:
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        break;
-    }
+    // gst_base_src_set_live() takes the object lock itself: after store_setting() let it go.
+    if (eg::store_setting(object, ts::setting_fields(), state_of(object).settings, prop_id, value,
+                          pspec) &&
+        prop_id == ts::PROP_IS_LIVE)
+        gst_base_src_set_live(GST_BASE_SRC(object), g_value_get_boolean(value));
 }
 
 void gst_tensor_test_src_get_property(GObject* object, guint prop_id, GValue* value,
                                       GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_TEST_SRC(object);
-    eg::ObjectLockGuard lock(self);
-    const Settings& s = state_of(self).settings;
-    switch (prop_id) {
-    case PROP_PATTERN:
-        g_value_set_enum(value, s.pattern);
-        break;
-    case PROP_IS_LIVE:
-        g_value_set_boolean(value, s.is_live);
-        break;
-    case PROP_MEMORY:
-        g_value_set_enum(value, s.memory);
-        break;
-    case PROP_MIN_BUFFERS:
-        g_value_set_uint(value, s.min_buffers);
-        break;
-    case PROP_MAX_BUFFERS:
-        g_value_set_uint(value, s.max_buffers);
-        break;
-    default:
+    if (!eg::load_setting(object, ts::setting_fields(), state_of(object).settings, prop_id, value))
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        break;
-    }
 }
 
 void gst_tensor_test_src_finalize(GObject* object)
@@ -396,7 +213,7 @@ gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
 {
     auto* self = GST_TENSOR_TEST_SRC(bsrc);
     try {
-        auto layout = eg::layout_from_caps(caps, 1, nullptr);
+        auto layout = eg::stream_layout_from_caps(caps);
         if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot produce %" GST_PTR_FORMAT, caps),
                               ("%s", layout.error().message().c_str()));
@@ -404,17 +221,9 @@ gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
         }
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         Streaming& st = state_of(self).streaming;
-        st.is_video = layout->is_video;
-        if (st.is_video) {
-            st.vinfo = layout->vinfo;
-            st.fps_n = GST_VIDEO_INFO_FPS_N(&st.vinfo);
-            st.fps_d = GST_VIDEO_INFO_FPS_D(&st.vinfo);
-        } else {
-            st.tensor = layout->tensor;
-            st.fps_n = layout->tensor.fps_n;
-            st.fps_d = layout->tensor.fps_d;
-        }
-        st.configured = true;
+        st.layout = std::move(*layout);
+        st.fps_n = st.layout->fps_n;
+        st.fps_d = st.layout->fps_d;
         GST_DEBUG_OBJECT(self, "producing %" GST_PTR_FORMAT, caps);
         return TRUE;
     } catch (const std::exception& e) {
@@ -423,86 +232,24 @@ gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
     return FALSE;
 }
 
+// Downstream's edgetensor pool or ours, with the user's bounds and memory; shared memory in
+// the default layout when downstream cannot read GstVideoMeta and 64-byte DMA-BUF rows would
+// differ from it. GstBaseSrc activates the pool after this, and would report a failure there
+// as "not negotiated": activation is done, and its failure explained, here.
 gboolean decide_allocation_impl(GstTensorTestSrc* self, GstQuery* query)
 {
-    GstCaps* caps = nullptr;
-    gst_query_parse_allocation(query, &caps, nullptr);
-    if (!caps) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("allocation query without caps"));
+    const ts::Settings settings = settings_snapshot(self);
+    eg::PoolPolicy policy;
+    policy.min_buffers = settings.min_buffers;
+    policy.max_buffers = settings.max_buffers;
+    policy.max_overrides_peer = true;
+    policy.unbounded_because = "max-buffers=0 asks for no limit";
+    policy.memory = settings.memory;
+    policy.access = GST_EDGE_TENSOR_CPU_ACCESS_WRITE;
+    eg::NegotiatedPool made = eg::decide_pool(GST_ELEMENT(self), query, policy, "the buffer pool");
+    if (!made)
         return FALSE;
-    }
-    const Settings settings = settings_snapshot(self);
-
-    eg::GstObjectPtr<GstBufferPool> pool;
-    guint size = 0, min = 0, max = 0;
-    const bool have_pool = gst_query_get_n_allocation_pools(query) > 0;
-    if (have_pool) {
-        GstBufferPool* p = nullptr;
-        gst_query_parse_nth_allocation_pool(query, 0, &p, &size, &min, &max);
-        if (p && GST_IS_EDGE_TENSOR_BUFFER_POOL(p))
-            pool.reset(p);
-        else if (p)
-            gst_object_unref(p);
-    }
-    if (!pool)
-        pool.reset(gst_edge_tensor_buffer_pool_new());
-
-    min = std::max(min, settings.min_buffers);
-    if (settings.max_buffers)
-        max = std::max(settings.max_buffers, min);
-    else if (max)
-        max = std::max(max, min);
-
-    const bool video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
-    const bool downstream_meta =
-        gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-    GstEdgeTensorMemoryKind kind = eg::resolve_memory_kind(settings.memory);
-    if (video && !downstream_meta && kind == GST_EDGE_TENSOR_MEMORY_DMA) {
-        auto aligned = eg::layout_from_caps(caps, GST_EDGE_TENSOR_ROW_ALIGNMENT, nullptr);
-        if (aligned && aligned->differs_from_default) {
-            GST_WARNING_OBJECT(self,
-                               "downstream cannot read GstVideoMeta and 64-byte DMA-BUF "
-                               "rows differ from the default layout of %" GST_PTR_FORMAT
-                               ": using shared memory in the default layout",
-                               caps);
-            kind = GST_EDGE_TENSOR_MEMORY_SHM;
-        }
-    }
-
-    GstStructure* config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_set_params(config, caps, 0, min, max);
-    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, kind);
-    gst_edge_tensor_buffer_pool_config_set_cpu_access(config, GST_EDGE_TENSOR_CPU_ACCESS_WRITE);
-    // (GstBaseSrc activates the pool after this; a failure there would be reported as "not
-    // negotiated", so activation is done, and its failure explained, at the end here.)
-    if (video && downstream_meta)
-        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config(pool.get(), config)) {
-        config = gst_buffer_pool_get_config(pool.get());
-        if (!gst_buffer_pool_config_validate_params(config, caps, 0, min, max) ||
-            !gst_buffer_pool_set_config(pool.get(), config)) {
-            GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot configure the buffer pool."),
-                              ("%" GST_PTR_FORMAT " was refused", caps));
-            return FALSE;
-        }
-    }
-    config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_get_params(config, nullptr, &size, &min, &max);
-    gst_structure_free(config);
-    GST_INFO_OBJECT(self, "pool %s: %s memory, %u bytes, %u..%u buffers",
-                    GST_OBJECT_NAME(pool.get()),
-                    eg::memory_kind_name(gst_edge_tensor_buffer_pool_get_memory_kind(pool.get())),
-                    size, min, max);
-    if (!gst_buffer_pool_is_active(pool.get()) && !gst_buffer_pool_set_active(pool.get(), TRUE)) {
-        eg::post_acquire_error(GST_ELEMENT(self), pool.get(), GST_FLOW_ERROR,
-                               "the frames of its pool");
-        return FALSE;
-    }
-    if (have_pool)
-        gst_query_set_nth_allocation_pool(query, 0, pool.get(), size, min, max);
-    else
-        gst_query_add_allocation_pool(query, pool.get(), size, min, max);
-    return TRUE;
+    return eg::activate_pool(GST_ELEMENT(self), made.pool.get(), "the frames of its pool");
 }
 
 gboolean gst_tensor_test_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query)
@@ -615,7 +362,7 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
     {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         Streaming& cur = state_of(self).streaming;
-        if (!cur.configured) {
+        if (!cur.layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("no caps negotiated"));
             return GST_FLOW_NOT_NEGOTIATED;
         }
@@ -642,15 +389,15 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
         pattern = state_of(self).settings.pattern;
     }
 
-    if (st.is_video) {
+    if (st.layout->video) {
         GstVideoFrame frame;
-        if (!gst_video_frame_map(&frame, &st.vinfo, buffer, GST_MAP_WRITE)) {
+        if (!gst_video_frame_map(&frame, &st.layout->vinfo, buffer, GST_MAP_WRITE)) {
             GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
                               ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
                               ("gst_video_frame_map failed on %" GST_PTR_FORMAT, buffer));
             return GST_FLOW_ERROR;
         }
-        fill_video(&frame, pattern, st.n_frames);
+        eg::fill_video(&frame, pattern, st.n_frames);
         gst_video_frame_unmap(&frame);
     } else {
         GstMapInfo map;
@@ -660,7 +407,7 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
                               ("gst_buffer_map failed on %" GST_PTR_FORMAT, buffer));
             return GST_FLOW_ERROR;
         }
-        fill_tensor(map.data, map.size, st.tensor.dtype, pattern, st.n_frames);
+        eg::fill_tensor(map.data, map.size, st.layout->tensor.dtype, pattern, st.n_frames);
         gst_buffer_unmap(buffer, &map);
     }
 
@@ -699,46 +446,7 @@ static void gst_tensor_test_src_class_init(GstTensorTestSrcClass* klass)
     gobject_class->get_property = gst_tensor_test_src_get_property;
     gobject_class->finalize = gst_tensor_test_src_finalize;
 
-    g_object_class_install_property(
-        gobject_class, PROP_PATTERN,
-        g_param_spec_enum("pattern", "Pattern",
-                          "What each frame shows (default: gradient). May change while playing.",
-                          GST_TYPE_TENSOR_TEST_SRC_PATTERN, DEFAULT_PATTERN,
-                          GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-                                      GST_PARAM_CONTROLLABLE | GST_PARAM_MUTABLE_PLAYING)));
-    g_object_class_install_property(
-        gobject_class, PROP_IS_LIVE,
-        g_param_spec_boolean(
-            "is-live", "Is live",
-            "Behave like a live camera: frames are produced at the framerate "
-            "against the pipeline clock (default: false)",
-            DEFAULT_IS_LIVE,
-            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
-    g_object_class_install_property(
-        gobject_class, PROP_MEMORY,
-        g_param_spec_enum(
-            "memory", "Memory",
-            "Where the pool's tensors live (default: auto = DMA-BUF when the host "
-            "has a provider, else shared memory)",
-            GST_TYPE_EDGE_TENSOR_MEMORY_KIND, DEFAULT_MEMORY,
-            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
-    g_object_class_install_property(
-        gobject_class, PROP_MIN_BUFFERS,
-        g_param_spec_uint(
-            "min-buffers", "Minimum buffers",
-            "Buffers the pool allocates up front (1 to 64, default 4; downstream "
-            "may ask for more)",
-            1, MAX_POOL_BUFFERS, DEFAULT_MIN_BUFFERS,
-            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
-    g_object_class_install_property(
-        gobject_class, PROP_MAX_BUFFERS,
-        g_param_spec_uint(
-            "max-buffers", "Maximum buffers",
-            "Most buffers the pool allocates; the source waits for one to come "
-            "back when all are downstream. Each holds a file descriptor. (0 to 64, 0 = no "
-            "limit, default 32)",
-            0, MAX_POOL_BUFFERS, DEFAULT_MAX_BUFFERS,
-            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
+    ts::install_properties(gobject_class);
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(
@@ -768,5 +476,5 @@ static void gst_tensor_test_src_init(GstTensorTestSrc* self)
 {
     self->state = new State();
     gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_TIME);
-    gst_base_src_set_live(GST_BASE_SRC(self), DEFAULT_IS_LIVE);
+    gst_base_src_set_live(GST_BASE_SRC(self), ts::DEFAULT_IS_LIVE);
 }

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 //
-// tensoripcsink's view of one buffer: whether its memories can be passed as they are, the
-// FRAME head and per-memory records that describe it on the wire, and, for memory without an
-// fd, the pooled copy that can be passed instead.
+// tensoripcsink's view of one buffer: whether its memories can be passed as they are, and the
+// FRAME head and per-memory records that describe it on the wire. (Memory without an fd is
+// copied by the copy fallback, gst/libs/copy_fallback.hpp.)
 
 #pragma once
 
-#include "glib_raii.hpp"
+#include "copy_fallback.hpp"
 #include "ipc_wire.hpp"
+#include "stream_layout.hpp"
 
 #include <edgetensor/error.hpp>
 
@@ -19,23 +20,15 @@
 namespace edgetensor::gst::tensoripcsink
 {
 
-/// Why `buf` cannot be sent as it is (empty when it can).
-std::string unsendable(GstBuffer* buf);
+/// Why `buf` cannot be sent as it is: what arrived and the reason (an empty `why` when it can).
+Unusable unsendable(GstBuffer* buf);
 
 /// The record for one fd memory: the tensor behind it, or the memory's bytes as a flat u8.
 Result<ipc::MemoryRecord> describe_memory(GstMemory* mem, guint index);
 
-/// Timestamps, carried flags and plane layout of `buf` (its GstVideoMeta, else `vinfo`'s);
-/// seq and caps_seq are the server's to set.
-ipc::FrameHead frame_head(GstBuffer* buf, bool video, const GstVideoInfo& vinfo);
-
-/// A configured edgetensor pool for `caps` with at least `min` buffers; `size` (optional)
-/// gets its buffer size. Empty, with a warning on `self`, when the pool refuses the caps.
-GstObjectPtr<GstBufferPool> make_pool(GstObject* self, GstCaps* caps, bool video, guint min,
-                                      guint* size);
-
-/// Copies the frame in `src` into `dst` (a buffer of a make_pool() pool for the same caps).
-/// False when either cannot be mapped or `dst` is too small.
-bool copy_frame(GstBuffer* dst, GstBuffer* src, bool video, const GstVideoInfo& vinfo);
+/// Timestamps, carried flags and plane layout of `buf` (its GstVideoMeta, else the layout's;
+/// none for other/tensors or before caps, `layout` null); seq and caps_seq are the server's to
+/// set.
+ipc::FrameHead frame_head(GstBuffer* buf, const StreamLayout* layout);
 
 } // namespace edgetensor::gst::tensoripcsink

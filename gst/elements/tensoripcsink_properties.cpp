@@ -96,70 +96,19 @@ void install_properties(GObjectClass* klass)
                           G_MAXUINT, 0, ro));
 }
 
-bool set_property(Settings& s, guint prop_id, const GValue* value)
+std::span<const SettingField<Settings>> setting_fields()
 {
-    switch (prop_id) {
-    case PROP_SOCKET_PATH: {
-        const gchar* p = g_value_get_string(value);
-        s.socket_path = p ? p : "";
-        return true;
-    }
-    case PROP_SOCKET_MODE:
-        s.socket_mode = g_value_get_uint(value);
-        return true;
-    case PROP_MAX_PENDING:
-        s.max_pending = g_value_get_uint(value);
-        return true;
-    case PROP_ALLOWED_UID:
-        s.allowed_uid = g_value_get_int(value);
-        return true;
-    case PROP_COPY_MODE:
-        s.copy_mode = GstTensorIpcSinkCopyMode(g_value_get_enum(value));
-        return true;
-    case PROP_WAIT_FOR_CONNECTION:
-        s.wait_for_connection = g_value_get_boolean(value);
-        return true;
-    case PROP_BLOCK:
-        s.block = g_value_get_boolean(value);
-        return true;
-    case PROP_MAX_CLIENTS:
-        s.max_clients = g_value_get_uint(value);
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool get_property(const Settings& s, guint prop_id, GValue* value)
-{
-    switch (prop_id) {
-    case PROP_SOCKET_PATH:
-        g_value_set_string(value, s.socket_path.empty() ? nullptr : s.socket_path.c_str());
-        return true;
-    case PROP_SOCKET_MODE:
-        g_value_set_uint(value, s.socket_mode);
-        return true;
-    case PROP_MAX_PENDING:
-        g_value_set_uint(value, s.max_pending);
-        return true;
-    case PROP_ALLOWED_UID:
-        g_value_set_int(value, s.allowed_uid);
-        return true;
-    case PROP_COPY_MODE:
-        g_value_set_enum(value, s.copy_mode);
-        return true;
-    case PROP_WAIT_FOR_CONNECTION:
-        g_value_set_boolean(value, s.wait_for_connection);
-        return true;
-    case PROP_BLOCK:
-        g_value_set_boolean(value, s.block);
-        return true;
-    case PROP_MAX_CLIENTS:
-        g_value_set_uint(value, s.max_clients);
-        return true;
-    default:
-        return false;
-    }
+    static constexpr SettingField<Settings> kFields[] = {
+        setting_field<&Settings::socket_path>(PROP_SOCKET_PATH),
+        setting_field<&Settings::socket_mode>(PROP_SOCKET_MODE),
+        setting_field<&Settings::max_pending>(PROP_MAX_PENDING),
+        setting_field<&Settings::allowed_uid>(PROP_ALLOWED_UID),
+        setting_field<&Settings::copy_mode>(PROP_COPY_MODE),
+        setting_field<&Settings::wait_for_connection>(PROP_WAIT_FOR_CONNECTION),
+        setting_field<&Settings::block>(PROP_BLOCK),
+        setting_field<&Settings::max_clients>(PROP_MAX_CLIENTS),
+    };
+    return kFields;
 }
 
 } // namespace edgetensor::gst::tensoripcsink

@@ -7,8 +7,11 @@
 #pragma once
 
 #include "gsttensoripcsink.h"
+#include "settings_table.hpp"
 
 #include <gst/gst.h>
+
+#include <span>
 
 #include <string>
 
@@ -57,12 +60,8 @@ struct Settings {
 /// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_HELD.
 void install_properties(GObjectClass* klass);
 
-/// Stores a writable property into `s`; call with the object lock held. False when `prop_id`
-/// is not a writable property.
-bool set_property(Settings& s, guint prop_id, const GValue* value);
-
-/// Reads a writable property from `s` into `value`; call with the object lock held. False when
-/// `prop_id` is not one (a counter, or unknown).
-bool get_property(const Settings& s, guint prop_id, GValue* value);
+/// Property id -> Settings member: the writable properties, for set_setting() and
+/// get_setting() (settings_table.hpp).
+std::span<const SettingField<Settings>> setting_fields();
 
 } // namespace edgetensor::gst::tensoripcsink

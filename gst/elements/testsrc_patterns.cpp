@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace edgetensor::gst
@@ -199,6 +200,110 @@ void fill_video_pattern(GstVideoFrame* frame, GstTensorTestSrcPattern pattern, g
         }
         finfo->pack_func(finfo, GST_VIDEO_PACK_FLAG_NONE, line.data(), w * 4, frame->data,
                          frame->info.stride, frame->info.chroma_site, y, w);
+    }
+}
+
+namespace
+{
+
+// Every byte of every row of frame n holds n modulo 256.
+void fill_frame_counter(GstVideoFrame* frame, guint64 n)
+{
+    const GstVideoFormatInfo* finfo = frame->info.finfo;
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(frame); ++p) {
+        gint comp[GST_VIDEO_MAX_COMPONENTS];
+        gst_video_format_info_component(finfo, p, comp);
+        const gint c = comp[0] >= 0 ? comp[0] : 0;
+        const gint rows = GST_VIDEO_FRAME_COMP_HEIGHT(frame, c);
+        const gint row_bytes =
+            GST_VIDEO_FRAME_PLANE_STRIDE(frame, p) <
+                    GST_VIDEO_FRAME_COMP_WIDTH(frame, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(frame, c)
+                ? GST_VIDEO_FRAME_PLANE_STRIDE(frame, p)
+                : GST_VIDEO_FRAME_COMP_WIDTH(frame, c) * GST_VIDEO_FRAME_COMP_PSTRIDE(frame, c);
+        auto* data = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(frame, p));
+        for (gint y = 0; y < rows; ++y)
+            std::memset(data + gsize(y) * GST_VIDEO_FRAME_PLANE_STRIDE(frame, p), int(n & 0xff),
+                        gsize(row_bytes));
+    }
+}
+
+guint16 half_from_float(float f)
+{
+    // Patterns only produce 0..1, so the normal range is all that is needed.
+    if (f <= 0.0f)
+        return 0;
+    guint32 bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    const gint exp = gint((bits >> 23) & 0xff) - 127 + 15;
+    if (exp <= 0)
+        return 0;
+    return guint16((exp << 10) | ((bits >> 13) & 0x3ff));
+}
+
+template <typename T>
+void fill_elems(guint8* data, gsize count, GstTensorTestSrcPattern p, guint64 n)
+{
+    auto* out = reinterpret_cast<T*>(data);
+    for (gsize i = 0; i < count; ++i) {
+        guint v = 0;
+        switch (p) {
+        case GST_TENSOR_TEST_SRC_GRADIENT:
+            v = guint((i + n) & 0xff);
+            break;
+        case GST_TENSOR_TEST_SRC_CHECKERS:
+            v = ((i / 8) & 1) ? 255 : 0;
+            break;
+        case GST_TENSOR_TEST_SRC_WHITE:
+            v = 255;
+            break;
+        default:
+            break;
+        }
+        if constexpr (std::is_floating_point_v<T>)
+            out[i] = T(v) / T(255);
+        else
+            out[i] = T(v);
+    }
+}
+
+} // namespace
+
+void fill_video(GstVideoFrame* frame, GstTensorTestSrcPattern pattern, guint64 n)
+{
+    if (pattern == GST_TENSOR_TEST_SRC_FRAME_COUNTER)
+        fill_frame_counter(frame, n);
+    else
+        fill_video_pattern(frame, pattern, n);
+}
+
+void fill_tensor(guint8* data, gsize bytes, DType dtype, GstTensorTestSrcPattern p, guint64 n)
+{
+    if (p == GST_TENSOR_TEST_SRC_FRAME_COUNTER) {
+        std::memset(data, int(n & 0xff), bytes);
+        return;
+    }
+    const size_t width = edgetensor::dtype_size(dtype);
+    const gsize count = bytes / width;
+    if (dtype == DType::F16) {
+        std::vector<float> tmp(count);
+        fill_elems<float>(reinterpret_cast<guint8*>(tmp.data()), count, p, n);
+        auto* out = reinterpret_cast<guint16*>(data);
+        for (gsize i = 0; i < count; ++i)
+            out[i] = half_from_float(tmp[i]);
+    } else if (dtype == DType::F32) {
+        fill_elems<float>(data, count, p, n);
+    } else if (dtype == DType::F64) {
+        fill_elems<double>(data, count, p, n);
+    } else if (width == 1) {
+        // Integers hold 0..255, whose bytes are the same signed or unsigned: one store per
+        // width.
+        fill_elems<guint8>(data, count, p, n);
+    } else if (width == 2) {
+        fill_elems<guint16>(data, count, p, n);
+    } else if (width == 4) {
+        fill_elems<guint32>(data, count, p, n);
+    } else {
+        fill_elems<guint64>(data, count, p, n);
     }
 }
 

@@ -11,7 +11,7 @@
 #include <cstring>
 
 GST_DEBUG_CATEGORY(gst_edge_tensor_allocator_debug);
-GST_DEBUG_CATEGORY(gst_edge_tensor_pool_debug);
+EDGETENSOR_GST_INTERNAL GST_DEBUG_CATEGORY(gst_edge_tensor_pool_debug);
 GST_DEBUG_CATEGORY(gst_edge_tensor_meta_debug);
 GST_DEBUG_CATEGORY(gst_edge_tensor_core_debug);
 

@@ -3,22 +3,16 @@
 // GstEdgeTensorAllocator (DMA-BUF memories) and its sibling GstEdgeTensorShmAllocator
 // (shared-memory memories). Both hand out GstFdMemory that borrows the tensor's own fd
 // (GST_FD_MEMORY_FLAG_DONT_CLOSE): the tensor rides along as qdata on the memory, owns the fd
-// and dies with the memory, so a pooled buffer costs one fd, not two.
-//
-// Mapping: GstFdMemory would mmap and munmap the fd on every gst_memory_map() (and fault in
-// every page again), although the tensor keeps one mapping for its storage's life. Both
-// allocators therefore map through the tensor (TensorDyn::map_allocation): the persistent
-// mapping, with DMA_BUF_IOCTL_SYNC START/END bracketing each CPU access of a DMA-BUF. Only fd
-// memories without a tensor (made by other code with our allocator) take GStreamer's own path.
+// and dies with the memory, so a pooled buffer costs one fd, not two. Their memories map
+// through the tensor (memory_map.cpp).
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "memory_tensor.hpp"
 
 #include <gst/allocators/allocators.h>
 
 #include <edgetensor/android.hpp>
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <new>
@@ -37,33 +31,6 @@ using edgetensor::Result;
 using edgetensor::TensorDyn;
 using edgetensor::TensorMemory;
 
-// What a memory's qdata holds: the tensor, and (heap memory) the map its pointer came from.
-struct MemoryTensor {
-    TensorDyn tensor;
-    edgetensor::RawMap map;
-    edgetensor::gst::TensorReleaseFunc on_release;
-};
-
-GQuark tensor_quark()
-{
-    static GQuark q = g_quark_from_static_string("GstEdgeTensorMemory.tensor");
-    return q;
-}
-
-void memory_tensor_free(gpointer data)
-{
-    auto* mt = static_cast<MemoryTensor*>(data);
-    mt->map.reset();
-    if (mt->on_release) {
-        try {
-            mt->on_release(std::move(mt->tensor));
-        } catch (...) {
-            GST_ERROR("a tensor release handler threw; the tensor is dropped");
-        }
-    }
-    delete mt;
-}
-
 struct AllocatorPrivate {
     GstEdgeTensorMemoryKind kind = GST_EDGE_TENSOR_MEMORY_AUTO;
     GstAllocator* shm = nullptr; // owned
@@ -71,8 +38,12 @@ struct AllocatorPrivate {
     gboolean warned_not_dma = FALSE;
 };
 
+using edgetensor::gst::memory_tensor_free;
+using edgetensor::gst::memory_tensor_quark;
+using edgetensor::gst::MemoryTensor;
+using edgetensor::gst::peek_memory_tensor;
+
 GstAllocator* new_ahb_allocator();
-bool is_ahb_allocator(GstAllocator* a);
 
 AllocatorPrivate* priv_of(GstAllocator* a)
 {
@@ -132,107 +103,6 @@ GstMemory* alloc_for_kind(GstAllocator* log_obj, GstAllocator* wrap_with,
     return nullptr;
 }
 
-const MemoryTensor* peek_holder(GstMemory* mem);
-
-// What GStreamer's own allocator types map with, saved before ours replace them: used for fd
-// memories that carry no tensor.
-struct ParentMap {
-    gsize once = 0;
-    GstMemoryMapFullFunction map_full = nullptr;
-    GstMemoryUnmapFullFunction unmap_full = nullptr;
-};
-ParentMap g_dmabuf_parent_map; // GstDmaBufAllocator's (map + DMA_BUF_IOCTL_SYNC)
-ParentMap g_fd_parent_map;     // GstFdAllocator's (none: it only sets mem_map)
-
-ParentMap& parent_map_of(GstAllocator* allocator)
-{
-    return GST_IS_EDGE_TENSOR_ALLOCATOR(allocator) ? g_dmabuf_parent_map : g_fd_parent_map;
-}
-
-edgetensor::CpuAccess access_of(GstMapFlags flags)
-{
-    const bool r = flags & GST_MAP_READ;
-    const bool w = flags & GST_MAP_WRITE;
-    if (r && w)
-        return CpuAccess::ReadWrite;
-    return w ? CpuAccess::Write : CpuAccess::Read;
-}
-
-// Why the last tensor-backed map on this thread failed: gst_memory_map() can only say that it
-// did, and the element that mapped wants to say why (take_map_failure()).
-thread_local std::string t_map_failure;
-
-// info->user_data[0] holds the RawMap of a tensor-backed map, nullptr for the parent's path.
-gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
-{
-    info->user_data[0] = nullptr;
-    t_map_failure.clear();
-    const MemoryTensor* mt = peek_holder(mem);
-    if (!mt && is_ahb_allocator(mem->allocator)) {
-        GST_ERROR_OBJECT(mem->allocator, "AHardwareBuffer memory %p carries no tensor",
-                         static_cast<void*>(mem));
-        return nullptr;
-    }
-    if (!mt) {
-        const ParentMap& pm = parent_map_of(mem->allocator);
-        if (pm.map_full)
-            return pm.map_full(mem, info, maxsize);
-        return mem->allocator->mem_map(mem, maxsize, info->flags);
-    }
-    try {
-        auto map = mt->tensor.map_allocation(access_of(info->flags));
-        if (!map) {
-            GST_ERROR_OBJECT(mem->allocator, "cannot map the tensor behind memory %p: %s",
-                             static_cast<void*>(mem), map.error().message().c_str());
-            t_map_failure = map.error().message();
-            return nullptr;
-        }
-        if (map->size_bytes() < maxsize) {
-            GST_ERROR_OBJECT(mem->allocator,
-                             "memory %p spans %zu bytes but its tensor has only %zu",
-                             static_cast<void*>(mem), size_t(maxsize), map->size_bytes());
-            return nullptr;
-        }
-        auto* held = new edgetensor::RawMap(std::move(*map));
-        info->user_data[0] = held;
-        return held->bytes();
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(mem->allocator, "mapping memory %p failed: %s", static_cast<void*>(mem),
-                         e.what());
-    }
-    return nullptr;
-}
-
-void tensor_mem_unmap_full(GstMemory* mem, GstMapInfo* info)
-{
-    auto* held = static_cast<edgetensor::RawMap*>(info->user_data[0]);
-    if (held) {
-        info->user_data[0] = nullptr;
-        delete held; // ends the CPU access (DMA_BUF_IOCTL_SYNC END, AHardwareBuffer_unlock)
-        return;
-    }
-    if (is_ahb_allocator(mem->allocator))
-        return;
-    const ParentMap& pm = parent_map_of(mem->allocator);
-    if (pm.unmap_full)
-        pm.unmap_full(mem, info);
-    else
-        mem->allocator->mem_unmap(mem);
-}
-
-// Called from each allocator's instance init, after GStreamer's parents set their functions.
-void use_tensor_mapping(GstAllocator* alloc, ParentMap* parent)
-{
-    // The same for every instance of a type; saved once so no two inits race on it.
-    if (g_once_init_enter(&parent->once)) {
-        parent->map_full = alloc->mem_map_full;
-        parent->unmap_full = alloc->mem_unmap_full;
-        g_once_init_leave(&parent->once, 1);
-    }
-    alloc->mem_map_full = tensor_mem_map_full;
-    alloc->mem_unmap_full = tensor_mem_unmap_full;
-}
-
 } // namespace
 
 // ---- GstEdgeTensorShmAllocator -------------------------------------------------------------
@@ -256,7 +126,7 @@ static void gst_edge_tensor_shm_allocator_init(GstEdgeTensorShmAllocator* self)
     GstAllocator* alloc = GST_ALLOCATOR_CAST(self);
     alloc->mem_type = GST_EDGE_TENSOR_MEMORY_TYPE_SHM;
     GST_OBJECT_FLAG_UNSET(self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
-    use_tensor_mapping(alloc, &g_fd_parent_map);
+    edgetensor::gst::use_tensor_mapping(alloc, edgetensor::gst::MapParent::Fd);
 }
 
 // ---- GstEdgeTensorAhbAllocator -------------------------------------------------------------
@@ -318,8 +188,7 @@ static void gst_edge_tensor_ahb_allocator_init(GstEdgeTensorAhbAllocator* self)
     alloc->mem_map = ahb_mem_map;
     alloc->mem_unmap = ahb_mem_unmap;
     alloc->mem_share = ahb_mem_share;
-    alloc->mem_map_full = tensor_mem_map_full;
-    alloc->mem_unmap_full = tensor_mem_unmap_full;
+    edgetensor::gst::use_tensor_mapping(alloc, edgetensor::gst::MapParent::None);
     GST_OBJECT_FLAG_UNSET(self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
 }
 
@@ -331,12 +200,49 @@ GstAllocator* new_ahb_allocator()
     gst_object_ref_sink(a);
     return a;
 }
+} // namespace
+
+namespace edgetensor::gst
+{
 
 bool is_ahb_allocator(GstAllocator* a)
 {
     return a && G_TYPE_CHECK_INSTANCE_TYPE(a, gst_edge_tensor_ahb_allocator_get_type());
 }
-} // namespace
+
+GQuark memory_tensor_quark()
+{
+    static GQuark q = g_quark_from_static_string("GstEdgeTensorMemory.tensor");
+    return q;
+}
+
+void memory_tensor_free(gpointer data)
+{
+    auto* mt = static_cast<MemoryTensor*>(data);
+    mt->map.reset();
+    if (mt->on_release) {
+        try {
+            mt->on_release(std::move(mt->tensor));
+        } catch (...) {
+            GST_ERROR("a tensor release handler threw; the tensor is dropped");
+        }
+    }
+    delete mt;
+}
+
+// Borrowed view of the holder, no copy: for the C accessors on hot paths.
+const MemoryTensor* peek_memory_tensor(GstMemory* mem)
+{
+    for (GstMemory* m = mem; m; m = m->parent) {
+        auto* mt = static_cast<const MemoryTensor*>(
+            gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(m), memory_tensor_quark()));
+        if (mt)
+            return mt;
+    }
+    return nullptr;
+}
+
+} // namespace edgetensor::gst
 
 // ---- GstEdgeTensorAllocator ----------------------------------------------------------------
 
@@ -381,7 +287,8 @@ static void gst_edge_tensor_allocator_init(GstEdgeTensorAllocator* self)
         p->ahb = new_ahb_allocator();
     }
     self->priv = p;
-    use_tensor_mapping(GST_ALLOCATOR_CAST(self), &g_dmabuf_parent_map);
+    edgetensor::gst::use_tensor_mapping(GST_ALLOCATOR_CAST(self),
+                                        edgetensor::gst::MapParent::DmaBuf);
     // Unlike the stock dmabuf allocator, gst_allocator_alloc() works on this one, so generic
     // elements given it in an ALLOCATION query may use it.
     GST_OBJECT_FLAG_UNSET(self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
@@ -478,8 +385,8 @@ Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
                                                            "missing");
         mem = g_new0(GstMemory, 1);
         gst_memory_init(mem, GstMemoryFlags(0), ahb, nullptr, tensor.capacity_bytes(), 0, 0, size);
-        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), tensor_quark(), holder.release(),
-                                  memory_tensor_free);
+        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), memory_tensor_quark(),
+                                  holder.release(), memory_tensor_free);
         return mem;
     }
     switch (tensor.memory()) {
@@ -516,13 +423,13 @@ Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
             memory_tensor_free(raw);
             return make_error(ErrorCode::AllocationFailed, "gst_memory_new_wrapped failed");
         }
-        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), tensor_quark(), raw, nullptr);
+        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), memory_tensor_quark(), raw, nullptr);
         return mem;
     }
     case TensorMemory::Pbo:
         return make_error(ErrorCode::NotSupported, "PBO tensors cannot be wrapped in a GstMemory");
     }
-    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), tensor_quark(), holder.release(),
+    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), memory_tensor_quark(), holder.release(),
                               memory_tensor_free);
     return mem;
 }
@@ -532,18 +439,13 @@ std::optional<TensorDyn> tensor_from_memory(GstMemory* mem) noexcept
     try {
         for (GstMemory* m = mem; m; m = m->parent) {
             auto* mt = static_cast<MemoryTensor*>(
-                gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(m), tensor_quark()));
+                gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(m), memory_tensor_quark()));
             if (mt)
                 return mt->tensor;
         }
     } catch (...) {
     }
     return std::nullopt;
-}
-
-std::string take_map_failure()
-{
-    return t_map_failure.empty() ? std::string() : ": " + std::exchange(t_map_failure, {});
 }
 
 std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept
@@ -555,31 +457,16 @@ std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept
 
 } // namespace edgetensor::gst
 
-namespace
-{
-// Borrowed view of the holder, no copy: for the C accessors on hot paths.
-const MemoryTensor* peek_holder(GstMemory* mem)
-{
-    for (GstMemory* m = mem; m; m = m->parent) {
-        auto* mt = static_cast<const MemoryTensor*>(
-            gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(m), tensor_quark()));
-        if (mt)
-            return mt;
-    }
-    return nullptr;
-}
-} // namespace
-
 extern "C" gboolean gst_is_edge_tensor_memory(GstMemory* mem)
 {
     g_return_val_if_fail(mem != nullptr, FALSE);
-    return peek_holder(mem) != nullptr;
+    return peek_memory_tensor(mem) != nullptr;
 }
 
 extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_memory_get_kind(GstMemory* mem)
 {
     g_return_val_if_fail(mem != nullptr, GST_EDGE_TENSOR_MEMORY_AUTO);
-    const MemoryTensor* mt = peek_holder(mem);
+    const MemoryTensor* mt = peek_memory_tensor(mem);
     return mt ? edgetensor::gst::memory_kind(mt->tensor.memory()) : GST_EDGE_TENSOR_MEMORY_AUTO;
 }
 
@@ -592,26 +479,24 @@ extern "C" gint gst_edge_tensor_memory_get_fd(GstMemory* mem)
 extern "C" gboolean gst_edge_tensor_memory_get_inode(GstMemory* mem, guint64* dev, guint64* ino)
 {
     g_return_val_if_fail(mem != nullptr, FALSE);
-    const int fd = gst_edge_tensor_memory_get_fd(mem);
-    if (fd < 0)
+    if (gst_edge_tensor_memory_get_fd(mem) < 0)
         return FALSE;
-    struct stat st {
-    };
-    if (fstat(fd, &st) != 0) {
-        GST_WARNING("fstat(%d) failed: %s", fd, g_strerror(errno));
+    const auto id = edgetensor::gst::memory_identity(mem);
+    if (!id) {
+        GST_WARNING("%s", id.error().message().c_str());
         return FALSE;
     }
     if (dev)
-        *dev = guint64(st.st_dev);
+        *dev = id->dev;
     if (ino)
-        *ino = guint64(st.st_ino);
+        *ino = id->ino;
     return TRUE;
 }
 
 extern "C" guint64 gst_edge_tensor_memory_get_identity(GstMemory* mem)
 {
     g_return_val_if_fail(mem != nullptr, 0);
-    const MemoryTensor* mt = peek_holder(mem);
+    const MemoryTensor* mt = peek_memory_tensor(mem);
     return mt ? mt->tensor.buffer_identity().id() : 0;
 }
 
@@ -619,7 +504,7 @@ extern "C" gboolean gst_edge_tensor_memory_get_plane_layout(GstMemory* mem, guin
                                                             gsize* offset, gint* stride)
 {
     g_return_val_if_fail(mem != nullptr, FALSE);
-    const MemoryTensor* mt = peek_holder(mem);
+    const MemoryTensor* mt = peek_memory_tensor(mem);
     if (!mt)
         return FALSE;
     const TensorDyn& t = mt->tensor;
@@ -645,14 +530,14 @@ extern "C" gboolean gst_edge_tensor_memory_get_plane_layout(GstMemory* mem, guin
 extern "C" gpointer gst_edge_tensor_memory_get_hardware_buffer(GstMemory* mem)
 {
     g_return_val_if_fail(mem != nullptr, nullptr);
-    const MemoryTensor* mt = peek_holder(mem);
+    const MemoryTensor* mt = peek_memory_tensor(mem);
     return mt ? static_cast<gpointer>(edgetensor::hardware_buffer_ptr(mt->tensor)) : nullptr;
 }
 
 extern "C" const gchar* gst_edge_tensor_memory_get_compression(GstMemory* mem)
 {
     g_return_val_if_fail(mem != nullptr, nullptr);
-    const MemoryTensor* mt = peek_holder(mem);
+    const MemoryTensor* mt = peek_memory_tensor(mem);
     if (!mt)
         return nullptr;
     const auto scheme = mt->tensor.compression();

@@ -13,10 +13,7 @@
 
 #include <gst/video/gstvideopool.h>
 
-#include <sys/resource.h>
-
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -79,19 +76,17 @@ struct PoolPrivate {
     std::condition_variable wait_cv;
     std::atomic<uint64_t> released{0};
     std::atomic<uint32_t> waiters{0};
-
-    // Why the last allocation failed, for the element that acquired (post_acquire_error).
-    std::mutex err_mu;
-    std::string last_error;
-    int last_errno = 0;
 };
 
+// Why the last allocation failed, kept on the pool for the element that acquired
+// (take_pool_error(), post_acquire_error() in pool_acquire.hpp).
 void record_failure(GstBufferPool* pool, const edgetensor::Error& e)
 {
-    PoolPrivate* p = static_cast<PoolPrivate*>(GST_EDGE_TENSOR_BUFFER_POOL(pool)->priv);
-    std::lock_guard<std::mutex> lock(p->err_mu);
-    p->last_error = e.message();
-    p->last_errno = e.sys_errno();
+    GstStructure* failure =
+        gst_structure_new("edgetensor-pool-failure", "message", G_TYPE_STRING, e.message().c_str(),
+                          "errno", G_TYPE_INT, e.sys_errno(), nullptr);
+    g_object_set_qdata_full(G_OBJECT(pool), g_quark_from_static_string(eg::kPoolFailureQuark),
+                            failure, GDestroyNotify(gst_structure_free));
 }
 
 // Every caller is one of our vfuncs or a public function that checked the type already, so
@@ -114,27 +109,28 @@ guint mask_up(guint mask)
 Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, GstObject* pool)
 {
     const eg::FrameLayout& l = cfg.layout;
-    if (!l.is_video) {
-        const size_t elem = edgetensor::dtype_size(l.tensor.dtype);
-        auto t = TensorDyn::create(l.tensor.dtype, {(size_t(cfg.size) + elem - 1) / elem},
+    const eg::StreamLayout& stream = *l.stream;
+    if (!stream.video) {
+        const size_t elem = edgetensor::dtype_size(stream.tensor.dtype);
+        auto t = TensorDyn::create(stream.tensor.dtype, {(size_t(cfg.size) + elem - 1) / elem},
                                    eg::core_memory(cfg.kind), name);
         if (!t)
             return t;
-        EDGETENSOR_TRY(t->set_logical_shape(l.tensor.shape));
+        EDGETENSOR_TRY(t->set_logical_shape(stream.tensor.shape));
         return t;
     }
 
     auto base = TensorDyn::create(DType::U8, {size_t(cfg.size)}, eg::core_memory(cfg.kind), name);
     if (!base)
         return base;
-    base->set_colorimetry(l.colorimetry);
-    if (l.pixel_format == PixelFormat::None)
+    base->set_colorimetry(stream.colorimetry);
+    if (stream.pixel_format == PixelFormat::None)
         return base;
 
     // Formats the core knows become edgetensor images with exactly the pool's layout (the same
     // storage reinterpreted), so TensorDyn users see the real geometry on every backend.
     const GstVideoInfo& vi = l.vinfo;
-    const auto info = edgetensor::pixel_format_info(l.pixel_format);
+    const auto info = edgetensor::pixel_format_info(stream.pixel_format);
     std::vector<PlaneLayout> planes;
     planes.push_back(
         {GST_VIDEO_INFO_PLANE_OFFSET(&vi, 0), size_t(GST_VIDEO_INFO_PLANE_STRIDE(&vi, 0))});
@@ -151,14 +147,14 @@ Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, Gs
                     GST_VIDEO_INFO_PLANE_OFFSET(&vi, 0) + c * plane_bytes)
                 return base;
     }
-    auto img = base->as_image(GST_VIDEO_INFO_WIDTH(&vi), GST_VIDEO_INFO_HEIGHT(&vi), l.pixel_format,
-                              planes, cfg.access);
+    auto img = base->as_image(GST_VIDEO_INFO_WIDTH(&vi), GST_VIDEO_INFO_HEIGHT(&vi),
+                              stream.pixel_format, planes, cfg.access);
     if (!img) {
         GST_DEBUG_OBJECT(pool, "keeping a flat tensor: the core refused the image layout (%s)",
                          img.error().message().c_str());
         return base;
     }
-    img->set_colorimetry(l.colorimetry);
+    img->set_colorimetry(stream.colorimetry);
     return img;
 }
 
@@ -245,7 +241,7 @@ static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
         return FALSE;
     }
     cfg->layout = std::move(*layout);
-    if (cfg->layout.is_video && cfg->layout.differs_from_default && !cfg->video_meta) {
+    if (cfg->layout.stream->video && cfg->layout.differs_from_default && !cfg->video_meta) {
         GST_WARNING_OBJECT(pool, "64-byte-aligned DMA-BUF rows differ from GStreamer's default "
                                  "layout; only GstVideoMeta can describe them: adding the "
                                  "VIDEO_META option");
@@ -413,7 +409,7 @@ static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
     GstBuffer* buf = gst_buffer_new();
     gst_buffer_append_memory(buf, *mem);
 
-    const GstVideoInfo* vinfo = cfg->layout.is_video ? &cfg->layout.vinfo : nullptr;
+    const GstVideoInfo* vinfo = cfg->layout.stream->video ? &cfg->layout.vinfo : nullptr;
     if (vinfo && cfg->video_meta) {
         GstVideoMeta* vmeta = gst_buffer_add_video_meta_full(
             buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(vinfo),
@@ -423,7 +419,7 @@ static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
         if (vmeta && cfg->alignment)
             gst_video_meta_set_alignment(vmeta, cfg->align);
     }
-    if (!gst_buffer_add_edge_tensor_meta(buf, vinfo, cfg->layout.colorimetry_from_caps)) {
+    if (!gst_buffer_add_edge_tensor_meta(buf, vinfo, cfg->layout.stream->colorimetry_from_caps)) {
         gst_buffer_unref(buf);
         GST_ERROR_OBJECT(pool, "cannot attach GstEdgeTensorMeta");
         return GST_FLOW_ERROR;
@@ -572,6 +568,16 @@ extern "C" GstBufferPool* gst_edge_tensor_buffer_pool_new(void)
     return pool;
 }
 
+namespace
+{
+// An enum field of a pool config, `fallback` when it is missing.
+gint config_enum(GstStructure* config, const char* field, GType type, gint fallback)
+{
+    gint v = fallback;
+    return gst_structure_get_enum(config, field, type, &v) ? v : fallback;
+}
+} // namespace
+
 extern "C" void gst_edge_tensor_buffer_pool_config_set_memory_kind(GstStructure* config,
                                                                    GstEdgeTensorMemoryKind kind)
 {
@@ -583,10 +589,8 @@ extern "C" GstEdgeTensorMemoryKind
 gst_edge_tensor_buffer_pool_config_get_memory_kind(GstStructure* config)
 {
     g_return_val_if_fail(config != nullptr, GST_EDGE_TENSOR_MEMORY_AUTO);
-    gint v = GST_EDGE_TENSOR_MEMORY_AUTO;
-    if (!gst_structure_get_enum(config, kMemoryKindField, GST_TYPE_EDGE_TENSOR_MEMORY_KIND, &v))
-        return GST_EDGE_TENSOR_MEMORY_AUTO;
-    return GstEdgeTensorMemoryKind(v);
+    return GstEdgeTensorMemoryKind(config_enum(
+        config, kMemoryKindField, GST_TYPE_EDGE_TENSOR_MEMORY_KIND, GST_EDGE_TENSOR_MEMORY_AUTO));
 }
 
 extern "C" void gst_edge_tensor_buffer_pool_config_set_cpu_access(GstStructure* config,
@@ -600,10 +604,9 @@ extern "C" GstEdgeTensorCpuAccess
 gst_edge_tensor_buffer_pool_config_get_cpu_access(GstStructure* config)
 {
     g_return_val_if_fail(config != nullptr, GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE);
-    gint v = GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE;
-    if (!gst_structure_get_enum(config, kCpuAccessField, GST_TYPE_EDGE_TENSOR_CPU_ACCESS, &v))
-        return GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE;
-    return GstEdgeTensorCpuAccess(v);
+    return GstEdgeTensorCpuAccess(config_enum(config, kCpuAccessField,
+                                              GST_TYPE_EDGE_TENSOR_CPU_ACCESS,
+                                              GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE));
 }
 
 extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_get_memory_kind(GstBufferPool* pool)
@@ -613,92 +616,3 @@ extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_get_memory_kind(G
     std::lock_guard<std::mutex> lock(p->mu);
     return p->config ? p->config->kind : GST_EDGE_TENSOR_MEMORY_AUTO;
 }
-
-namespace edgetensor::gst
-{
-
-GstObjectPtr<GstBufferPool> make_tensor_pool(GstCaps* caps, bool video, guint min, guint max,
-                                             guint* size)
-{
-    GstObjectPtr<GstBufferPool> pool(gst_edge_tensor_buffer_pool_new());
-    GstStructure* config = gst_buffer_pool_get_config(pool.get());
-    gst_buffer_pool_config_set_params(config, caps, 0, min, max);
-    gst_edge_tensor_buffer_pool_config_set_memory_kind(config, GST_EDGE_TENSOR_MEMORY_AUTO);
-    if (video)
-        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config(pool.get(), config)) {
-        config = gst_buffer_pool_get_config(pool.get());
-        if (!gst_buffer_pool_set_config(pool.get(), config))
-            return {};
-    }
-    config = gst_buffer_pool_get_config(pool.get());
-    guint sz = 0;
-    gst_buffer_pool_config_get_params(config, nullptr, &sz, nullptr, nullptr);
-    gst_structure_free(config);
-    if (size)
-        *size = sz;
-    return pool;
-}
-
-std::string take_pool_error(GstBufferPool* pool, int* err)
-{
-    if (err)
-        *err = 0;
-    if (!pool || !GST_IS_EDGE_TENSOR_BUFFER_POOL(pool))
-        return {};
-    PoolPrivate* p = priv_of(pool);
-    std::lock_guard<std::mutex> lock(p->err_mu);
-    if (err)
-        *err = p->last_errno;
-    p->last_errno = 0;
-    return std::exchange(p->last_error, std::string());
-}
-
-void post_acquire_error(GstElement* element, GstBufferPool* pool, GstFlowReturn ret,
-                        const char* what)
-{
-    int err = 0;
-    const std::string why = take_pool_error(pool, &err);
-    if (why.empty()) {
-        GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT, ("Cannot allocate %s.", what),
-                          ("the buffer pool %s returned %s",
-                           pool ? GST_OBJECT_NAME(pool) : "(none)", gst_flow_get_name(ret)));
-        return;
-    }
-    // The library names errnos in its messages ("... (EMFILE)"), also where several providers
-    // failed and no single errno could be kept.
-    if (err == EMFILE || err == ENFILE || why.find("(EMFILE)") != std::string::npos ||
-        why.find("(ENFILE)") != std::string::npos) {
-        struct rlimit rl {
-        };
-        getrlimit(RLIMIT_NOFILE, &rl);
-        GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
-                          ("Cannot allocate %s: too many open files (EMFILE). Every pooled "
-                           "buffer holds a file descriptor and this process reached its limit "
-                           "of %llu (ulimit -n): raise it, or let fewer buffers wait downstream "
-                           "(a smaller queue, a bounded pool).",
-                           what, (unsigned long long)rl.rlim_cur),
-                          ("%s", why.c_str()));
-        return;
-    }
-    GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
-                      ("Cannot allocate %s: %s", what, why.c_str()),
-                      ("buffer pool %s", pool ? GST_OBJECT_NAME(pool) : "(none)"));
-}
-
-GstFlowReturn prepare_output_from_pool(GstBaseTransform* trans, GstBaseTransformClass* parent,
-                                       GstBuffer* inbuf, GstBuffer** outbuf)
-{
-    GstObjectPtr<GstBufferPool> pool(gst_base_transform_get_buffer_pool(trans));
-    if (pool && !gst_buffer_pool_is_active(pool.get()) &&
-        !gst_buffer_pool_set_active(pool.get(), TRUE)) {
-        post_acquire_error(GST_ELEMENT(trans), pool.get(), GST_FLOW_ERROR, "the output buffers");
-        return GST_FLOW_ERROR;
-    }
-    const GstFlowReturn ret = parent->prepare_output_buffer(trans, inbuf, outbuf);
-    if (ret == GST_FLOW_ERROR)
-        post_acquire_error(GST_ELEMENT(trans), pool.get(), ret, "an output buffer");
-    return ret;
-}
-
-} // namespace edgetensor::gst

@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include <gst/allocators/allocators.h>
-#include <sys/stat.h>
 
 #define GST_CAT_DEFAULT gst_edge_tensor_meta_debug
 
@@ -53,20 +52,6 @@ void copy_fields(GstEdgeTensorMeta* dst, const GstEdgeTensorMeta* src)
     dst->applied_colorimetry = src->applied_colorimetry;
 }
 
-/// The kernel object and offset behind an fd memory; false when it has none.
-bool fd_object_of(GstMemory* mem, dev_t* dev, ino_t* ino)
-{
-    if (!gst_is_fd_memory(mem))
-        return false;
-    struct stat st {
-    };
-    if (fstat(gst_fd_memory_get_fd(mem), &st) != 0)
-        return false;
-    *dev = st.st_dev;
-    *ino = st.st_ino;
-    return true;
-}
-
 /// Whether the copy's first memory holds the very bytes the meta describes. An imported
 /// buffer's memory (v4l2, a decoder) is no edgetensor memory, so identity alone cannot tell;
 /// a shallow copy shares the source's GstMemory (or a sub-memory of the same parent, or
@@ -88,9 +73,9 @@ bool copy_shares_memory(GstBuffer* dest, GstBuffer* source, const GstEdgeTensorM
     GstMemory* sp = s->parent ? s->parent : s;
     if (dp == sp)
         return true;
-    dev_t dd = 0, sd = 0;
-    ino_t di = 0, si = 0;
-    return fd_object_of(d, &dd, &di) && fd_object_of(s, &sd, &si) && dd == sd && di == si;
+    const auto di = edgetensor::gst::memory_identity(d);
+    const auto si = edgetensor::gst::memory_identity(s);
+    return di && si && *di == *si;
 }
 
 gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer* source, GQuark type,

@@ -36,28 +36,32 @@ extern "C" guint gst_edge_tensor_meta_get_n_dims(const GstEdgeTensorMeta* meta)
     return n_dims_of(meta);
 }
 
-extern "C" guint64* gst_edge_tensor_meta_get_shape(const GstEdgeTensorMeta* meta, guint* n_dims)
+namespace
 {
-    g_return_val_if_fail(meta != nullptr, nullptr);
+// A newly allocated copy of the descriptor's first n_dims values of `field` (at least one
+// element, so an empty answer is still freeable), its length in `n_dims`.
+template <typename Out, typename In>
+Out* dims_copy(const GstEdgeTensorMeta* meta, const In* field, guint* n_dims)
+{
     const guint n = n_dims_of(meta);
     if (n_dims)
         *n_dims = n;
-    auto* out = g_new0(guint64, std::max<guint>(n, 1));
-    for (guint i = 0; i < n; ++i)
-        out[i] = meta->desc.shape[i];
+    auto* out = g_new0(Out, std::max<guint>(n, 1));
+    std::copy(field, field + n, out);
     return out;
+}
+} // namespace
+
+extern "C" guint64* gst_edge_tensor_meta_get_shape(const GstEdgeTensorMeta* meta, guint* n_dims)
+{
+    g_return_val_if_fail(meta != nullptr, nullptr);
+    return dims_copy<guint64>(meta, meta->desc.shape, n_dims);
 }
 
 extern "C" gint64* gst_edge_tensor_meta_get_strides(const GstEdgeTensorMeta* meta, guint* n_dims)
 {
     g_return_val_if_fail(meta != nullptr, nullptr);
-    const guint n = n_dims_of(meta);
-    if (n_dims)
-        *n_dims = n;
-    auto* out = g_new0(gint64, std::max<guint>(n, 1));
-    for (guint i = 0; i < n; ++i)
-        out[i] = meta->desc.strides[i];
-    return out;
+    return dims_copy<gint64>(meta, meta->desc.strides, n_dims);
 }
 
 extern "C" const gchar* gst_edge_tensor_meta_get_dtype_name(const GstEdgeTensorMeta* meta)

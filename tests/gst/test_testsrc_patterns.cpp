@@ -139,4 +139,34 @@ TEST(TestSrcPatterns, BottomUpFramesMatchToo)
         }
 }
 
+TEST(TestSrcPatterns, TensorPatternsPerDtype)
+{
+    using edgetensor::DType;
+    std::vector<guint8> u8(20);
+    edgetensor::gst::fill_tensor(u8.data(), u8.size(), DType::U8, GST_TENSOR_TEST_SRC_GRADIENT,
+                                 250);
+    for (size_t i = 0; i < u8.size(); ++i)
+        EXPECT_EQ(u8[i], guint8((i + 250) & 0xff)) << i;
+    edgetensor::gst::fill_tensor(u8.data(), u8.size(), DType::U8, GST_TENSOR_TEST_SRC_CHECKERS, 0);
+    for (size_t i = 0; i < u8.size(); ++i)
+        EXPECT_EQ(u8[i], ((i / 8) & 1) ? 255 : 0) << i;
+
+    std::vector<float> f32(6);
+    edgetensor::gst::fill_tensor(reinterpret_cast<guint8*>(f32.data()), f32.size() * 4, DType::F32,
+                                 GST_TENSOR_TEST_SRC_WHITE, 0);
+    for (float v : f32)
+        EXPECT_EQ(v, 1.0f);
+    std::vector<guint16> f16(6);
+    edgetensor::gst::fill_tensor(reinterpret_cast<guint8*>(f16.data()), f16.size() * 2, DType::F16,
+                                 GST_TENSOR_TEST_SRC_WHITE, 0);
+    for (guint16 v : f16)
+        EXPECT_EQ(v, 0x3c00) << "half-precision 1.0";
+
+    std::vector<gint32> i32(3);
+    edgetensor::gst::fill_tensor(reinterpret_cast<guint8*>(i32.data()), i32.size() * 4, DType::I32,
+                                 GST_TENSOR_TEST_SRC_FRAME_COUNTER, 0x1ff);
+    for (gint32 v : i32)
+        EXPECT_EQ(v, gint32(0xffffffff)) << "every byte is n mod 256";
+}
+
 } // namespace

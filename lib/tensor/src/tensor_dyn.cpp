@@ -6,6 +6,7 @@
 
 #include "edgetensor/tensor_dyn.hpp"
 
+#include "fd_identity.hpp"
 #include "log.hpp"
 #include "platform_buffer.hpp"
 #include "tensor_internal.hpp"
@@ -15,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <sys/stat.h>
 
 namespace edgetensor
 {
@@ -314,11 +314,10 @@ Result<std::pair<uint64_t, uint64_t>> TensorDyn::stat_identity(size_t plane) con
         return make_error(ErrorCode::NotSupported, "plane " + std::to_string(plane) +
                                                        " of tensor '" + name_ +
                                                        "' has no fd, so no kernel identity");
-    struct stat st {
-    };
-    if (::fstat(fd, &st) != 0)
-        return unexpected(Error::io(errno, "fstat of the tensor's fd failed"));
-    return std::pair<uint64_t, uint64_t>{uint64_t(st.st_dev), uint64_t(st.st_ino)};
+    auto id = detail::fd_identity(fd);
+    if (!id)
+        return unexpected(std::move(id).error());
+    return std::pair<uint64_t, uint64_t>{id->dev, id->ino};
 }
 
 Result<TensorDyn> TensorDyn::view(const Region& r) const

@@ -21,10 +21,10 @@ namespace edgetensor::gst
 /// shares storage and BufferIdentity with the memory's tensor. A pooled tensor is recycled
 /// into a new frame once its GstMemory is gone, so keep the GstMemory (or its buffer) alive for
 /// as long as you use the bytes. nullopt when no tensor stands behind `mem`.
-std::optional<TensorDyn> tensor_from_memory(GstMemory* mem) noexcept;
+GST_EDGE_TENSOR_API std::optional<TensorDyn> tensor_from_memory(GstMemory* mem) noexcept;
 
 /// tensor_from_memory() of the buffer's first memory; nullopt for an empty buffer.
-std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept;
+GST_EDGE_TENSOR_API std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept;
 
 /// Called with the tensor when the last GstMemory wrapping it is freed (the pool uses it to
 /// recycle tensors whose buffer was discarded). Runs on whichever thread frees the memory;
@@ -42,21 +42,22 @@ using TensorReleaseFunc = std::function<void(TensorDyn&&)>;
 /// does not start at byte 0, PBO memory), InsufficientCapacity (size beyond the allocation),
 /// InvalidArgument also for a Dma/Shm tensor without an fd, AllocationFailed (the GstFdMemory
 /// could not be made).
-Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor, size_t size,
-                               TensorReleaseFunc on_release = {});
+GST_EDGE_TENSOR_API Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
+                                                   size_t size, TensorReleaseFunc on_release = {});
 
 /// GstVideoColorimetry -> Colorimetry (see gst_edge_tensor_colorimetry_from_gst()).
-Colorimetry colorimetry_from_gst(const GstVideoColorimetry& cinfo) noexcept;
+GST_EDGE_TENSOR_API Colorimetry colorimetry_from_gst(const GstVideoColorimetry& cinfo) noexcept;
 /// Colorimetry -> GstVideoColorimetry (see gst_edge_tensor_colorimetry_to_gst()).
-GstVideoColorimetry colorimetry_to_gst(const Colorimetry& c, GstVideoFormat format) noexcept;
+GST_EDGE_TENSOR_API GstVideoColorimetry colorimetry_to_gst(const Colorimetry& c,
+                                                           GstVideoFormat format) noexcept;
 
 /// The C enum for a core backend.
-GstEdgeTensorMemoryKind memory_kind(TensorMemory m) noexcept;
+GST_EDGE_TENSOR_API GstEdgeTensorMemoryKind memory_kind(TensorMemory m) noexcept;
 
 /// The PixelFormat of a GStreamer video format, PixelFormat::None when the core has none.
-PixelFormat pixel_format_from_gst(GstVideoFormat format) noexcept;
+GST_EDGE_TENSOR_API PixelFormat pixel_format_from_gst(GstVideoFormat format) noexcept;
 /// The DRM FourCC of a GStreamer video format (the little-endian DRM naming: GStreamer RGBA is
 /// DRM_FORMAT_ABGR8888), 0 when DRM has none.
-uint32_t drm_fourcc_from_gst(GstVideoFormat format) noexcept;
+GST_EDGE_TENSOR_API uint32_t drm_fourcc_from_gst(GstVideoFormat format) noexcept;
 
 } // namespace edgetensor::gst

@@ -142,7 +142,7 @@ gint gst_edge_tensor_memory_get_fd(GstMemory* mem);
  * @dev: (out) (optional): st_dev of the buffer
  * @ino: (out) (optional): st_ino of the buffer, the kernel's stable identity of a DMA-BUF/memfd
  *
- * Returns: %TRUE on success; %FALSE when @mem has no fd or fstat() failed.
+ * Returns: %TRUE on success; %FALSE when @mem has no fd or the kernel could not stat it.
  */
 GST_EDGE_TENSOR_API
 gboolean gst_edge_tensor_memory_get_inode(GstMemory* mem, guint64* dev, guint64* ino);

@@ -190,8 +190,9 @@ namespace edgetensor::gst
 /// The tensor gst_edge_tensor_import_cache_import() resolved `buffer` to (shares storage and
 /// BufferIdentity with the cached entry, so it stays valid after eviction), or nullopt when the
 /// buffer is not importable or its import failed (`result` says which).
-std::optional<TensorDyn> import_tensor(GstEdgeTensorImportCache* cache, GstBuffer* buffer,
-                                       GstEdgeTensorImportResult* result = nullptr) noexcept;
+GST_EDGE_TENSOR_API std::optional<TensorDyn>
+import_tensor(GstEdgeTensorImportCache* cache, GstBuffer* buffer,
+              GstEdgeTensorImportResult* result = nullptr) noexcept;
 } // namespace edgetensor::gst
 #endif
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// tensorimport: other/tensors buffers made of several memories, as NNStreamer elements send
-// them. An other/tensors buffer with num_tensors=1 holds one tensor of a size the caps fix;
-// upstream elements may still hand it over in several memories:
+// other/tensors buffers made of several memories, as NNStreamer elements send them (what
+// tensorimport imports and what the copy fallback copies). An other/tensors buffer with
+// num_tensors=1 holds one tensor of a size the caps fix; upstream elements may still hand it over
+// in several memories:
 //
 //  - split: the memories add up to exactly one tensor (a writer that fills a buffer memory by
 //    memory). Imported when the parts are one contiguous range of one fd object (joined into
@@ -13,7 +14,8 @@
 //    appended memories are the tensor; the pool's untouched memory is dropped.
 //
 // Anything else (memories that add up to less than the tensor, or more with no pool to explain
-// the rest) cannot be told apart and is refused, naming what arrived.
+// the rest) cannot be told apart and is refused, naming what arrived. Element helpers, compiled
+// into the plugin; not installed.
 
 #pragma once
 
@@ -59,10 +61,5 @@ bool copy_tensor_bytes(GstBuffer* src, size_t tensor_bytes, guint8* dst, size_t 
 /// `buffers of 2 memories (602112 + 602112 bytes), the tensor appended after the pool's own
 /// memory, in memory of type "SystemMemory"`.
 std::string describe_sent_memory(GstBuffer* buffer, const TensorMemories& where);
-
-/// Puts the edgetensor allocator first among `query`'s allocation params (upstream uses the
-/// first), keeping the others after it: what tensorimport proposes for other/tensors instead of
-/// a pool, whose full buffers break the elements above.
-void propose_allocator_first(GstQuery* query);
 
 } // namespace edgetensor::gst

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// tensorimport: finding the one tensor of an other/tensors buffer made of several memories.
+// Finding the one tensor of an other/tensors buffer made of several memories
+// (tensor_memories.hpp).
 
-#include "tensorimport_memories.hpp"
+#include "tensor_memories.hpp"
 
 #include "internal.hpp"
 
@@ -11,7 +12,6 @@
 #include <gst/allocators/allocators.h>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,11 +24,6 @@ namespace edgetensor::gst
 
 namespace
 {
-
-const char* type_of(GstMemory* mem)
-{
-    return mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type : "(no allocator)";
-}
 
 // Allocators for joined memories, one each for the process: GstFdMemory keeps a reference to
 // its allocator, so they outlive every memory made from them.
@@ -119,27 +114,24 @@ bool make_single_memory(GstBuffer* buffer, const TensorMemories& where, std::str
 
     // Several parts: one tensor needs them to be one contiguous range of one fd object.
     GstMemory* head = gst_buffer_peek_memory(buffer, where.first);
-    dev_t dev = 0;
-    ino_t ino = 0;
+    MemoryIdentity object;
     gsize next = 0, bytes = 0;
     for (guint i = where.first; i < where.first + where.count; ++i) {
         GstMemory* m = gst_buffer_peek_memory(buffer, i);
-        struct stat st {
-        };
-        if (!gst_is_fd_memory(m) || fstat(gst_fd_memory_get_fd(m), &st) != 0) {
+        const auto id = memory_identity(m);
+        if (!id) {
             *why = "part " + std::to_string(i - where.first + 1) +
-                   " of the tensor is memory of type \"" + type_of(m) +
+                   " of the tensor is memory of type \"" + memory_type_name(m) +
                    "\", which has no fd to import";
             return false;
         }
-        if (i > where.first && (st.st_dev != dev || st.st_ino != ino || m->offset != next)) {
+        if (i > where.first && (*id != object || m->offset != next)) {
             *why = "the tensor's " + std::to_string(where.count) +
                    " parts are not one contiguous range of one buffer, so no single tensor "
                    "describes them";
             return false;
         }
-        dev = st.st_dev;
-        ino = st.st_ino;
+        object = *id;
         next = m->offset + m->size;
         bytes += m->size;
     }
@@ -182,38 +174,6 @@ bool copy_tensor_bytes(GstBuffer* src, size_t tensor_bytes, guint8* dst, size_t 
            gst_buffer_extract(src, offset, dst, tensor_bytes) == tensor_bytes;
 }
 
-// Puts the edgetensor allocator first among the query's allocation params (upstream uses the
-// first), keeping the others after it.
-void propose_allocator_first(GstQuery* query)
-{
-    struct Param {
-        GstAllocator* allocator;
-        GstAllocationParams params;
-    };
-    std::vector<Param> others;
-    while (gst_query_get_n_allocation_params(query) > 0) {
-        Param p{nullptr, {}};
-        gst_query_parse_nth_allocation_param(query, 0, &p.allocator, &p.params);
-        gst_query_remove_nth_allocation_param(query, 0);
-        others.push_back(p);
-    }
-    GstAllocationParams params;
-    gst_allocation_params_init(&params);
-    if (GstAllocator* alloc = gst_edge_tensor_allocator_get()) {
-        gst_query_add_allocation_param(query, alloc, &params);
-        gst_object_unref(alloc);
-    }
-    for (Param& p : others) {
-        if (p.allocator && GST_IS_EDGE_TENSOR_ALLOCATOR(p.allocator)) {
-            gst_object_unref(p.allocator);
-            continue;
-        }
-        gst_query_add_allocation_param(query, p.allocator, &p.params);
-        if (p.allocator)
-            gst_object_unref(p.allocator);
-    }
-}
-
 std::string describe_sent_memory(GstBuffer* buffer, const TensorMemories& where)
 {
     const guint n = gst_buffer_n_memory(buffer);
@@ -221,7 +181,7 @@ std::string describe_sent_memory(GstBuffer* buffer, const TensorMemories& where)
         return "buffers without memory";
     std::set<std::string> types;
     for (guint i = where.first; i < std::min(n, where.first + where.count); ++i)
-        types.insert(type_of(gst_buffer_peek_memory(buffer, i)));
+        types.insert(memory_type_name(gst_buffer_peek_memory(buffer, i)));
     std::string type_list;
     for (const std::string& t : types)
         type_list += (type_list.empty() ? "\"" : ", \"") + t + "\"";

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+//
+// Which kernel object a GstMemory's fd is, and what kind of memory it is, for keys and
+// messages. Not installed.
+
+#pragma once
+
+#include "internal_api.hpp"
+
+#include <edgetensor/error.hpp>
+
+#include <gst/gst.h>
+
+namespace edgetensor::gst
+{
+
+/// The kernel's stable name of the buffer behind an fd: (st_dev, st_ino).
+struct MemoryIdentity {
+    guint64 dev = 0;
+    guint64 ino = 0;
+    bool operator==(const MemoryIdentity&) const = default;
+};
+
+/// (st_dev, st_ino) of the fd behind `mem`. A GstFdMemory keeps one fd for its whole life, so
+/// the answer is remembered on the memory (qdata, dying with it): a camera pool that hands the
+/// same memories out again costs no system call per frame, and a new memory (even under a
+/// recycled fd number) is asked afresh. Asked through the core (the "fstat" fault point).
+/// NotSupported when `mem` has no fd; Io, with the errno, when the kernel refuses.
+EDGETENSOR_GST_INTERNAL Result<MemoryIdentity> memory_identity(GstMemory* mem);
+
+/// `mem`'s allocator's memory type ("SystemMemory", "dmabuf", "edgetensor-shm", ...), or
+/// "(no allocator)", for messages.
+EDGETENSOR_GST_INTERNAL const char* memory_type_name(GstMemory* mem) noexcept;
+
+} // namespace edgetensor::gst

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+//
+// Caps -> stream layout (stream_layout.hpp): the one reader of the caps of a stream.
+
+#include "stream_layout.hpp"
+
+#include <gst/edgetensor/edgetensor.hpp>
+
+#include <string>
+#include <utility>
+
+namespace edgetensor::gst
+{
+
+bool StreamLayout::same_caps(const GstCaps* other) const noexcept
+{
+    return caps && other && gst_caps_is_equal(caps.get(), other);
+}
+
+Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps)
+{
+    if (!caps || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps))
+        return make_error(ErrorCode::InvalidArgument, "caps must be fixed, one structure");
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    auto out = std::make_shared<StreamLayout>();
+    out->caps.reset(gst_caps_ref(const_cast<GstCaps*>(caps)));
+
+    if (gst_structure_has_name(s, kTensorsMediaType)) {
+        auto tc = parse_tensor_caps(s);
+        if (!tc)
+            return unexpected(std::move(tc).error());
+        out->tensor = std::move(*tc);
+        out->frame_bytes = dtype_size(out->tensor.dtype);
+        for (size_t d : out->tensor.shape)
+            out->frame_bytes *= d;
+        out->fps_n = out->tensor.fps_n;
+        out->fps_d = out->tensor.fps_d;
+        return StreamLayoutPtr(std::move(out));
+    }
+    if (!gst_structure_has_name(s, "video/x-raw"))
+        return make_error(ErrorCode::NotSupported,
+                          std::string("caps ") + gst_structure_get_name(s) +
+                              " are neither video/x-raw nor other/tensors");
+
+    if (!gst_video_info_from_caps(&out->vinfo, caps))
+        return make_error(ErrorCode::InvalidArgument,
+                          "video/x-raw caps lack a known format, width or height");
+    out->video = true;
+    if (gst_caps_features_contains(gst_caps_get_features(caps, 0), GST_CAPS_FEATURE_MEMORY_DMABUF))
+        out->memory = StreamMemory::DmaBuf;
+    const GstVideoFormat format = GST_VIDEO_INFO_FORMAT(&out->vinfo);
+    out->pixel_format = pixel_format_from_gst(format);
+    out->drm.fourcc = drm_fourcc_from_gst(format);
+    out->colorimetry_from_caps = gst_structure_has_field(s, "colorimetry");
+    if (out->colorimetry_from_caps)
+        out->colorimetry = colorimetry_from_gst(out->vinfo.colorimetry);
+    out->frame_bytes = GST_VIDEO_INFO_SIZE(&out->vinfo);
+    out->fps_n = GST_VIDEO_INFO_FPS_N(&out->vinfo);
+    out->fps_d = GST_VIDEO_INFO_FPS_D(&out->vinfo);
+    return StreamLayoutPtr(std::move(out));
+}
+
+} // namespace edgetensor::gst

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+//
+// What a stream's fixed caps say about every buffer: video/x-raw (its GstVideoInfo, pixel and
+// DRM format, colorimetry) or one other/tensors tensor. Made once per caps and shared
+// immutable: an element keeps the pointer under its streaming lock and takes it once per
+// buffer; the import cache and the copy fallback read the same snapshot. Not installed.
+//
+// DMA_DRM (GStreamer 1.24+, issue 22) is one more way for caps to say where the frames are:
+// `video/x-raw(memory:DMABuf), format=DMA_DRM, drm-format=NV12[:<modifier>]`. It belongs in
+// stream_layout_from_caps() (GstVideoInfoDmaDrm) and StreamMemory::DmaDrm, with the DRM
+// format and modifier in `drm`, so every element and the cache see it from one parser.
+
+#pragma once
+
+#include "internal_api.hpp"
+
+#include "glib_raii.hpp"
+#include "tensor_caps.hpp"
+
+#include <gst/video/video.h>
+
+#include <edgetensor/colorimetry.hpp>
+#include <edgetensor/error.hpp>
+#include <edgetensor/pixel_format.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace edgetensor::gst
+{
+
+/// Where the caps say the frames travel.
+enum class StreamMemory {
+    Any,    ///< no memory feature: mappable memory (system, memfd, mappable DMA-BUF)
+    DmaBuf, ///< video/x-raw(memory:DMABuf) with a GStreamer format
+    DmaDrm, ///< 1.24+: format=DMA_DRM, the format and modifier in `drm` (not parsed yet)
+};
+
+/// A DRM pixel format: its FourCC (0 where DRM has none) and modifier (0: linear).
+struct DrmFormat {
+    uint32_t fourcc = 0;
+    uint64_t modifier = 0;
+};
+
+/// One stream's layout, from fixed caps.
+struct StreamLayout {
+    MiniObjectPtr<GstCaps> caps; ///< the caps it was made from
+    bool video = false;          ///< video/x-raw; else one other/tensors tensor
+    StreamMemory memory = StreamMemory::Any;
+
+    // video/x-raw
+    GstVideoInfo vinfo{}; ///< the caps' default layout (a buffer's GstVideoMeta may differ)
+    PixelFormat pixel_format = PixelFormat::None; ///< None: the core has no image for it
+    DrmFormat drm;                                ///< the frames' DRM format, linear
+    bool colorimetry_from_caps = false;
+    Colorimetry colorimetry; ///< from the caps' colorimetry field only, never guessed
+
+    // other/tensors
+    TensorCaps tensor;
+
+    size_t frame_bytes = 0; ///< one frame in the default layout (video) or the tensor
+    int fps_n = 0;
+    int fps_d = 1;
+
+    /// Whether `other` are the caps this layout was made from (gst_caps_is_equal).
+    EDGETENSOR_GST_INTERNAL bool same_caps(const GstCaps* other) const noexcept;
+};
+
+using StreamLayoutPtr = std::shared_ptr<const StreamLayout>;
+
+/// The layout of fixed caps of one structure: video/x-raw (any memory feature, any format
+/// gst_video_info_from_caps() reads) or other/tensors (parse_tensor_caps()). The error says
+/// what is wrong: not fixed, neither media type, no known format/size, the tensor field.
+EDGETENSOR_GST_INTERNAL Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps);
+
+} // namespace edgetensor::gst
