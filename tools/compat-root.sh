@@ -8,13 +8,17 @@
 #   tools/compat-root.sh run VERSION CMD...    run CMD as root inside it (ensure first), in the
 #                                              current directory (or the clone's top directory)
 #   tools/compat-root.sh path VERSION          print where the root is (made or not)
+#   tools/compat-root.sh list                  the roots on this machine, with their stamps
 #   tools/compat-root.sh packages VERSION      print the packages its list gives that root
 #
 # VERSION is the GStreamer version: 1.26 (Debian 13, trixie) or 1.28 (Debian testing, forky).
 #
-# A root is ready when its stamp (etc/edgetensor-compat-root) holds the hash of its package list
-# (the lines of tools/compat-packages.txt for that version) and of the recipe below; otherwise it
-# is made again, in a directory of its own that replaces the old root only once complete.
+# A root is named after its release and the hash of its package list (the lines of
+# tools/compat-packages.txt for that version) and of the recipe below:
+# $EDGETENSOR_ROOTS/<codename>-<hash>, its stamp in etc/edgetensor-compat-root. A list that
+# changes makes a new root beside the old ones, so clones with different lists on one machine do
+# not remake each other's roots; the three newest of a release are kept, older ones go once no
+# command runs in them.
 #
 # `run` works in a mount namespace of its own: the cached root is the lower layer of an overlay
 # whose upper layer is a tmpfs, so nothing a command writes outside the clone outlives it and the
@@ -26,10 +30,11 @@
 #
 # Environment: EDGETENSOR_ROOTS (where the roots live; default /var/cache/edgetensor/roots),
 # EDGETENSOR_MIRROR (the archive; default the first one of this host's apt sources),
-# EDGETENSOR_BIND (colon-separated host paths also mounted at the same path in the root).
+# EDGETENSOR_BIND (space-separated host paths also mounted at the same path in the root;
+# HOST:PATH mounts HOST at PATH).
 # Passed into the root: TERM, DEBIAN_FRONTEND, BUILD_DIR, SKIP_DEPS, MESON_ARGS, CC, CXX, and
 # every EDGETENSOR_*, ETVM_*, GST_*, G_*, ASAN_*, UBSAN_*, TSAN_*, LSAN_* variable. ccache keeps
-# its files per root in $EDGETENSOR_ROOTS/<codename>.ccache.
+# its files per release in $EDGETENSOR_ROOTS/<codename>.ccache.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -100,10 +105,29 @@ ready() {
         grep -qx "stamp $2" "$1/etc/edgetensor-compat-root"
 }
 
-# make_root VERSION CODENAME DIR STAMP
+root_of() {
+    echo "$roots/$(codename_of "$1")-$(stamp_of "$1" | cut -c1-12)"
+}
+
+# prune CODENAME: keep the three newest roots of a release; an older one goes unless a command
+# runs in it (it holds the root's lock shared).
+prune() {
+    local old
+    for old in $(ls -1dt "$roots/$1"-*/ 2>/dev/null | tail -n +4); do
+        old=${old%/}
+        (
+            flock -n -x 7 || exit 0
+            log "removing the old root $old"
+            remove_tree "$old"
+            rm -f "$old.lock"
+        ) 7>"$old.lock"
+    done
+}
+
+# make_root VERSION CODENAME DIR STAMP (the caller holds the release's lock)
 make_root() {
     local version=$1 codename=$2 dir=$3 stamp=$4
-    local new="$dir.new" archive script t0=$SECONDS
+    local new="$roots/$codename.new" logs="$roots/$codename" archive script t0=$SECONDS
     archive=$(mirror)
     # A bootstrap whose package installation failed is kept and used again (the list is what
     # changes between such tries, not the base system).
@@ -116,9 +140,9 @@ make_root() {
         command -v debootstrap >/dev/null || die "debootstrap not found (apt-get install debootstrap)"
         log "debootstrap $codename from $archive into $new"
         if ! debootstrap --variant=minbase --components=main "$codename" "$new" "$archive" \
-            "$script" >"$dir.log" 2>&1; then
-            tail -n 30 "$dir.log" >&2
-            die "debootstrap of $codename failed (whole log: $dir.log)"
+            "$script" >"$logs.log" 2>&1; then
+            tail -n 30 "$logs.log" >&2
+            die "debootstrap of $codename failed (whole log: $logs.log)"
         fi
         echo "$base" >"$new/.edgetensor-bootstrapped"
     fi
@@ -156,9 +180,9 @@ EOF
     t0=$SECONDS
     if ! unshare --mount --propagation private -- "$self" __inside build "$new" / \
         sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs &&
-               apt-get clean" >"$dir.install.log" 2>&1; then
-        tail -n 40 "$dir.install.log" >&2
-        die "installing the packages into $codename failed (whole log: $dir.install.log)"
+               apt-get clean" >"$logs.install.log" 2>&1; then
+        tail -n 40 "$logs.install.log" >&2
+        die "installing the packages into $codename failed (whole log: $logs.install.log)"
     fi
     local t_install=$((SECONDS - t0))
     rm -f "$new/usr/sbin/policy-rc.d" "$new/.edgetensor-bootstrapped"
@@ -185,19 +209,17 @@ EOF
 ensure() {
     local version=$1 codename dir stamp
     codename=$(codename_of "$version")
-    dir="$roots/$codename"
+    dir=$(root_of "$version")
     stamp=$(stamp_of "$version")
     if ! ready "$dir" "$stamp"; then
         need_root ensure "$version"
         mkdir -p "$roots"
+        # One maker per release at a time; another ensure waits here, then finds it ready.
         exec 8>"$roots/$codename.lock"
-        # Exclusive: no run is using the root while it is replaced (runs hold it shared).
         flock -x 8
         if ! ready "$dir" "$stamp"; then
-            if [ -e "$dir" ]; then
-                log "the $codename root's package list changed: making it again"
-            fi
             make_root "$version" "$codename" "$dir" "$stamp"
+            prune "$codename"
         fi
         exec 8>&-
     fi
@@ -247,12 +269,15 @@ inside() {
     local binds=() b
     if [ "$mode" = run ]; then
         binds=("$here")
-        IFS=: read -r -a extra <<<"${EDGETENSOR_BIND:-}"
+        local extra=()
+        IFS=' ' read -r -a extra <<<"${EDGETENSOR_BIND:-}"
         for b in "${extra[@]}"; do
-            [ -n "$b" ] && binds+=("$(realpath "$b")")
+            binds+=("$b")
         done
-        mkdir -p "$roots/$(basename "$root").ccache"
-        binds+=("$roots/$(basename "$root").ccache:/var/cache/ccache")
+        # One compiler per release: its roots share a ccache.
+        local cache="$roots/$(basename "${root%-*}").ccache"
+        mkdir -p "$cache"
+        binds+=("$cache:/var/cache/ccache")
     fi
     for b in "${binds[@]}"; do
         local src=${b%%:*} dst=${b#*:}
@@ -291,42 +316,56 @@ inside() {
     return $rc
 }
 
-verb=${1:-}
-case "$verb" in
-ensure)
-    [ $# -eq 2 ] || die "usage: $0 ensure VERSION"
-    ensure "$2"
-    ;;
-path)
-    [ $# -eq 2 ] || die "usage: $0 path VERSION"
-    echo "$roots/$(codename_of "$2")"
-    ;;
-packages)
-    [ $# -eq 2 ] || die "usage: $0 packages VERSION"
-    codename_of "$2" >/dev/null
-    packages_of "$2"
-    ;;
-run)
-    [ $# -ge 3 ] || die "usage: $0 run VERSION CMD [ARGS...]"
-    version=$2
-    shift 2
-    need_root run "$version"
-    dir=$(ensure "$version")
-    # Shared: a rebuild (exclusive) waits until no command runs in the root.
-    exec 9>"$roots/$(codename_of "$version").lock"
-    flock -s 9
-    cwd=$PWD
-    case "$cwd/" in "$here"/*) ;; *) cwd=$here ;; esac
-    rc=0
-    unshare --mount --propagation private -- "$self" __inside run "$dir" "$cwd" "$@" 9>&- || rc=$?
-    exit $rc
-    ;;
-__inside)
-    shift
-    inside "$@"
-    ;;
-*)
-    sed -n '4,33p' "$0" >&2
-    exit 2
-    ;;
-esac
+main() {
+    local verb=${1:-}
+    case "$verb" in
+    ensure)
+        [ $# -eq 2 ] || die "usage: $0 ensure VERSION"
+        ensure "$2"
+        ;;
+    path)
+        [ $# -eq 2 ] || die "usage: $0 path VERSION"
+        root_of "$2"
+        ;;
+    packages)
+        [ $# -eq 2 ] || die "usage: $0 packages VERSION"
+        codename_of "$2" >/dev/null
+        packages_of "$2"
+        ;;
+    list)
+        local r
+        for r in "$roots"/*-*/; do
+            [ -f "$r/etc/edgetensor-compat-root" ] || continue
+            echo "${r%/}"
+            sed 's/^/    /' "$r/etc/edgetensor-compat-root"
+        done
+        ;;
+    run)
+        [ $# -ge 3 ] || die "usage: $0 run VERSION CMD [ARGS...]"
+        local version=$2 dir cwd rc=0
+        shift 2
+        need_root run "$version"
+        dir=$(ensure "$version")
+        # Shared while the command runs: pruning (exclusive) leaves the root alone.
+        exec 9>"$dir.lock"
+        flock -s 9
+        ready "$dir" "$(stamp_of "$version")" || die "$dir was removed meanwhile: run again"
+        cwd=$PWD
+        case "$cwd/" in "$here"/*) ;; *) cwd=$here ;; esac
+        unshare --mount --propagation private -- "$self" __inside run "$dir" "$cwd" "$@" 9>&- ||
+            rc=$?
+        return $rc
+        ;;
+    __inside)
+        shift
+        inside "$@"
+        ;;
+    *)
+        sed -n '4,37p' "$0" >&2
+        return 2
+        ;;
+    esac
+}
+
+# One line, read whole before it runs: editing this file under a running command is safe.
+main "$@"; exit $?
