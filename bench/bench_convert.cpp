@@ -21,6 +21,8 @@
 
 #include <edgetensor/convert.hpp>
 
+#include "run_skipped.hpp"
+
 #include <benchmark/benchmark.h>
 #include <gst/check/gstharness.h>
 #include <gst/gst.h>
@@ -398,7 +400,7 @@ public:
     void ReportRuns(const std::vector<Run>& runs) override
     {
         for (const auto& r : runs) {
-            if (r.error_occurred || r.iterations <= 0)
+            if (edgetensor::bench::run_skipped(r) || r.iterations <= 0)
                 continue;
             const std::string name = r.run_name.str();
             const bool wall = r.run_name.time_type.find("real_time") != std::string::npos;

@@ -18,6 +18,8 @@
 #include <edgetensor/dma.hpp>
 #include <edgetensor/tensor.hpp>
 
+#include "run_skipped.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <fcntl.h>
@@ -244,7 +246,8 @@ public:
     void ReportRuns(const std::vector<Run>& runs) override
     {
         for (const auto& r : runs)
-            if (r.run_type == Run::RT_Iteration && !r.error_occurred && r.iterations > 0)
+            if (r.run_type == Run::RT_Iteration && !edgetensor::bench::run_skipped(r) &&
+                r.iterations > 0)
                 ns_[r.benchmark_name()] =
                     r.GetAdjustedCPUTime() * 1e9 / benchmark::GetTimeUnitMultiplier(r.time_unit);
         ConsoleReporter::ReportRuns(runs);

@@ -14,6 +14,7 @@
 #include <gst/edgetensor/edgetensor.hpp>
 #include <gst/gst.h>
 
+#include <algorithm>
 #include <dlfcn.h>
 #include <filesystem>
 
