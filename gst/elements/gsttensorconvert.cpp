@@ -54,6 +54,7 @@
 #include "frame_check.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "tensorbatch_provenance.hpp"
 #include "tensorconvert_caps.hpp"
 #include "tensorconvert_colorimetry.hpp"
 #include "tensorconvert_input.hpp"
@@ -306,14 +307,13 @@ gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, G
     return FALSE;
 }
 
-// The output meta says what the values are and what the conversion applied (the pool's meta
-// only knows the output caps).
-void record_colorimetry(const Streaming& st, GstBuffer* outbuf)
+// The output meta says what the values are, what the conversion applied and how they are
+// quantized (the pool's meta only knows the output caps); the batch meta (a batch of one) maps
+// the picture back to its frame.
+void record_colorimetry(const Streaming& st, GstBuffer* inbuf, GstBuffer* outbuf)
 {
-    if (GstEdgeTensorMeta* m = gst_buffer_get_edge_tensor_meta(outbuf)) {
-        m->desc.colorimetry = st.out_colorimetry;
-        m->applied_colorimetry = st.applied_colorimetry;
-    }
+    eg::record_conversion(outbuf, *st.converter, GST_BUFFER_PTS(inbuf), st.out_colorimetry,
+                          st.applied_colorimetry);
 }
 
 // Drops `inbuf`, which does not match the caps (`why`), as stock converters do (a switch of
@@ -359,7 +359,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
             auto r = st.converter->run(*src_tensor, *dst_tensor);
             if (r) {
                 st.frames++;
-                record_colorimetry(st, outbuf);
+                record_colorimetry(st, inbuf, outbuf);
                 return GST_FLOW_OK;
             }
             GST_DEBUG_OBJECT(self, "tensor path refused (%s): mapping the frame instead",
@@ -430,7 +430,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         return GST_FLOW_ERROR;
     }
     st.frames++;
-    record_colorimetry(st, outbuf);
+    record_colorimetry(st, inbuf, outbuf);
     return GST_FLOW_OK;
 }
 

@@ -6,9 +6,12 @@
 
 #include "glib_raii.hpp"
 
+#include <array>
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_tensor_convert_debug);
 #define GST_CAT_DEFAULT gst_tensor_convert_debug
@@ -56,8 +59,10 @@ GType gst_tensor_convert_dtype_get_type(void)
 {
     static gsize type = 0;
     static const GEnumValue values[] = {
-        {GST_TENSOR_CONVERT_DTYPE_UINT8, "Unsigned 8-bit, 0..255", "uint8"},
-        {GST_TENSOR_CONVERT_DTYPE_INT8, "Signed 8-bit, value - 128", "int8"},
+        {GST_TENSOR_CONVERT_DTYPE_UINT8, "Unsigned 8-bit, 0..255 (or quantized with quant-scale)",
+         "uint8"},
+        {GST_TENSOR_CONVERT_DTYPE_INT8, "Signed 8-bit, value - 128 (or quantized with quant-scale)",
+         "int8"},
         {GST_TENSOR_CONVERT_DTYPE_FLOAT16, "IEEE half precision, (value - mean) / std", "float16"},
         {GST_TENSOR_CONVERT_DTYPE_FLOAT32, "IEEE single precision, (value - mean) / std",
          "float32"},
@@ -108,7 +113,7 @@ constexpr GParamFlags kReportFlags = GParamFlags(G_PARAM_READABLE | G_PARAM_STAT
 // A refused value must be seen: gst-launch sets properties before the element has a bus, so
 // the bus warning alone is lost there. Like GLib's own refusal of an out-of-range value, it is a
 // g_warning; and the refusal is kept, so start() fails instead of running with old settings.
-void refuse_value(GstElement* self, Settings* s, const char* prop, const char* value,
+void refuse_value(GstElement* self, OutputSettings* s, const char* prop, const char* value,
                   const std::string& why)
 {
     const char* v = value ? value : "";
@@ -124,91 +129,255 @@ void refuse_value(GstElement* self, Settings* s, const char* prop, const char* v
         ("Invalid %s \"%s\": %s. The previous value is kept.", prop, v, why.c_str()), (nullptr));
 }
 
-} // namespace
+// ---- the output properties: one table, two elements -----------------------------------------
 
-void set_property(GstElement* self, Settings* settings, guint prop_id, const GValue* value,
-                  GParamSpec* pspec)
+GParamSpec* width_spec()
 {
-    if (refuse_unless_ready(self, pspec))
-        return;
-    try {
-        // Parse outside the lock; GST_ELEMENT_WARNING must not run under it either.
-        std::string why;
-        std::vector<float> list;
-        std::optional<Region> crop;
-        const char* str = nullptr;
-        if (prop_id == PROP_MEAN || prop_id == PROP_STD) {
-            str = g_value_get_string(value);
-            const bool ok =
-                prop_id == PROP_MEAN ? parse_mean(str, &list, &why) : parse_std(str, &list, &why);
-            if (!ok) {
-                refuse_value(self, settings, pspec->name, str, why);
-                return;
-            }
-        } else if (prop_id == PROP_CROP) {
-            str = g_value_get_string(value);
-            if (!parse_crop(str, &crop, &why)) {
-                refuse_value(self, settings, pspec->name, str, why);
-                return;
-            }
-        }
+    return g_param_spec_uint("width", "Width",
+                             "Output width in pixels (0 to 16384; 0 = the input's, or the crop's, "
+                             "width; default 0)",
+                             0, MAX_SIZE, DEFAULT_WIDTH, kReadyFlags);
+}
 
-        ObjectLockGuard lock(self);
-        Settings& s = *settings;
-        s.refused.accept(pspec->name);
-        switch (prop_id) {
-        case PROP_WIDTH:
-            s.width = g_value_get_uint(value);
-            break;
-        case PROP_HEIGHT:
-            s.height = g_value_get_uint(value);
-            break;
-        case PROP_FORMAT:
-            s.format = GstTensorConvertFormat(g_value_get_enum(value));
-            break;
-        case PROP_LAYOUT:
-            s.layout = GstTensorConvertLayout(g_value_get_enum(value));
-            break;
-        case PROP_DTYPE:
-            s.dtype = GstTensorConvertDType(g_value_get_enum(value));
-            break;
-        case PROP_METHOD:
-            s.method = GstTensorConvertMethod(g_value_get_enum(value));
-            break;
-        case PROP_MEAN:
-            s.mean_str = str ? str : "";
-            s.mean = std::move(list);
-            break;
-        case PROP_STD:
-            s.std_str = str ? str : "";
-            s.stdev = std::move(list);
-            break;
-        case PROP_LETTERBOX:
-            s.letterbox = g_value_get_boolean(value);
-            break;
-        case PROP_FILL_COLOR:
-            s.fill_color = g_value_get_uint(value);
-            break;
-        case PROP_CROP:
-            s.crop_str = str ? str : "";
-            s.crop = crop;
-            break;
-        case PROP_N_THREADS:
-            s.n_threads = g_value_get_uint(value);
-            break;
-        case PROP_COMPUTE:
-            s.compute = GstTensorConvertCompute(g_value_get_enum(value));
-            break;
-        default:
-            G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
-            break;
-        }
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
+GParamSpec* height_spec()
+{
+    return g_param_spec_uint("height", "Height",
+                             "Output height in pixels (0 to 16384; 0 = the input's, or the crop's, "
+                             "height; default 0)",
+                             0, MAX_SIZE, DEFAULT_HEIGHT, kReadyFlags);
+}
+
+GParamSpec* format_spec()
+{
+    return g_param_spec_enum("format", "Format",
+                             "Output channels in memory order: rgb, bgr, rgba, bgra or gray "
+                             "(default: rgb)",
+                             GST_TYPE_TENSOR_CONVERT_FORMAT, DEFAULT_FORMAT, kReadyFlags);
+}
+
+GParamSpec* layout_spec()
+{
+    return g_param_spec_enum(
+        "layout", "Layout",
+        "Tensor layout: hwc ([H, W, C], dimensions C:W:H:1) or chw ([C, H, W], "
+        "dimensions W:H:C:1) (default: hwc). video/x-raw output needs hwc.",
+        GST_TYPE_TENSOR_CONVERT_LAYOUT, DEFAULT_LAYOUT, kReadyFlags);
+}
+
+GParamSpec* dtype_spec()
+{
+    return g_param_spec_enum("dtype", "Data type",
+                             "Tensor element type: uint8, int8 (value - 128), float16 or float32 "
+                             "(default: uint8); int8 and uint8 are quantized instead when "
+                             "quant-scale is set. video/x-raw output needs uint8.",
+                             GST_TYPE_TENSOR_CONVERT_DTYPE, DEFAULT_DTYPE, kReadyFlags);
+}
+
+GParamSpec* mean_spec()
+{
+    return g_param_spec_string("mean", "Mean",
+                               "Per-channel mean subtracted before dividing by std, in the 0..255 "
+                               "domain and output channel order: one value for all channels or one "
+                               "per channel, comma separated, e.g. \"123.675,116.28,103.53\" "
+                               "(float dtypes, or int8/uint8 with quant-scale; default: empty = 0)",
+                               "", kReadyFlags);
+}
+
+GParamSpec* std_spec()
+{
+    return g_param_spec_string(
+        "std", "Standard deviation",
+        "Per-channel divisor, (value - mean) / std, in the 0..255 domain: one "
+        "non-zero value or one per channel, comma separated, e.g. "
+        "\"58.395,57.12,57.375\" or \"255\" for 0..1 (float dtypes, or "
+        "int8/uint8 with quant-scale; default: empty = 1)",
+        "", kReadyFlags);
+}
+
+GParamSpec* method_spec()
+{
+    return g_param_spec_enum("method", "Method",
+                             "Resampling: nearest or bilinear (default: bilinear)",
+                             GST_TYPE_TENSOR_CONVERT_METHOD, DEFAULT_METHOD, kReadyFlags);
+}
+
+GParamSpec* letterbox_spec()
+{
+    return g_param_spec_boolean(
+        "letterbox", "Letterbox",
+        "Keep the aspect ratio: scale the picture to fit, centre it and pad "
+        "the rest with fill-color (default: false = stretch)",
+        DEFAULT_LETTERBOX, kReadyFlags);
+}
+
+GParamSpec* fill_color_spec()
+{
+    return g_param_spec_uint(
+        "fill-color", "Fill colour",
+        "Letterbox padding as 0xAARRGGBB, ARGB like the border colour of "
+        "GStreamer's video converter (0 to 0xFFFFFFFF; alpha only reaches "
+        "rgba/bgra outputs; default 0xff000000 opaque black; YOLO models often "
+        "use 0xff727272), normalised like the picture",
+        0, MAX_FILL_COLOR, DEFAULT_FILL_COLOR, kReadyFlags);
+}
+
+GParamSpec* n_threads_spec()
+{
+    return g_param_spec_uint("n-threads", "Threads",
+                             "Worker threads for the conversion, including the streaming thread (0 "
+                             "to 64; 0 = one per CPU; default 1)",
+                             0, MAX_N_THREADS, DEFAULT_N_THREADS, kReadyFlags);
+}
+
+GParamSpec* quant_scale_spec()
+{
+    return g_param_spec_string(
+        "quant-scale", "Quantization scale",
+        "The model's input scale for int8/uint8 outputs (TFLite, ONNX QuantizeLinear): "
+        "q = round_half_even(x / scale) + quant-zero-point, saturated to the dtype, x the value "
+        "after mean/std; one finite number greater than 0, e.g. \"0.0186584\" (default: empty = "
+        "no quantization: uint8 is the value, int8 the value - 128)",
+        "", kReadyFlags);
+}
+
+GParamSpec* quant_zero_point_spec()
+{
+    return g_param_spec_int("quant-zero-point", "Quantization zero point",
+                            "The model's input zero point, added after rounding (-128 to 127 for "
+                            "int8, 0 to 255 for uint8; needs quant-scale; default 0)",
+                            kMinZeroPoint, kMaxZeroPoint, DEFAULT_QUANT_ZERO_POINT, kReadyFlags);
+}
+
+constexpr std::array<OutputProperty, 13> kOutputProperties = {{
+    {PROP_WIDTH, width_spec},
+    {PROP_HEIGHT, height_spec},
+    {PROP_FORMAT, format_spec},
+    {PROP_LAYOUT, layout_spec},
+    {PROP_DTYPE, dtype_spec},
+    {PROP_MEAN, mean_spec},
+    {PROP_STD, std_spec},
+    {PROP_METHOD, method_spec},
+    {PROP_LETTERBOX, letterbox_spec},
+    {PROP_FILL_COLOR, fill_color_spec},
+    {PROP_N_THREADS, n_threads_spec},
+    {PROP_QUANT_SCALE, quant_scale_spec},
+    {PROP_QUANT_ZERO_POINT, quant_zero_point_spec},
+}};
+
+bool is_output_property(guint prop_id) noexcept
+{
+    return prop_id >= PROP_WIDTH && prop_id < PROP_OUTPUT_END;
+}
+
+// The string properties: parsed (outside any lock) into `list` or `scale`; false after refusing.
+bool parse_string_property(GstElement* self, OutputSettings* s, guint prop_id, const char* str,
+                           GParamSpec* pspec, std::vector<float>* list, std::optional<float>* scale)
+{
+    std::string why;
+    bool ok = true;
+    if (prop_id == PROP_MEAN)
+        ok = parse_mean(str, list, &why);
+    else if (prop_id == PROP_STD)
+        ok = parse_std(str, list, &why);
+    else if (prop_id == PROP_QUANT_SCALE)
+        ok = parse_quant_scale(str, scale, &why);
+    if (!ok)
+        refuse_value(self, s, pspec->name, str, why);
+    return ok;
+}
+
+// Stores an accepted value of output property `prop_id` (object lock held).
+void store_output(OutputSettings& s, guint prop_id, const GValue* value, const char* str,
+                  std::vector<float>&& list, std::optional<float> scale)
+{
+    switch (prop_id) {
+    case PROP_WIDTH:
+        s.width = g_value_get_uint(value);
+        break;
+    case PROP_HEIGHT:
+        s.height = g_value_get_uint(value);
+        break;
+    case PROP_FORMAT:
+        s.format = GstTensorConvertFormat(g_value_get_enum(value));
+        break;
+    case PROP_LAYOUT:
+        s.layout = GstTensorConvertLayout(g_value_get_enum(value));
+        break;
+    case PROP_DTYPE:
+        s.dtype = GstTensorConvertDType(g_value_get_enum(value));
+        break;
+    case PROP_METHOD:
+        s.method = GstTensorConvertMethod(g_value_get_enum(value));
+        break;
+    case PROP_MEAN:
+        s.mean_str = str ? str : "";
+        s.mean = std::move(list);
+        break;
+    case PROP_STD:
+        s.std_str = str ? str : "";
+        s.stdev = std::move(list);
+        break;
+    case PROP_LETTERBOX:
+        s.letterbox = g_value_get_boolean(value);
+        break;
+    case PROP_FILL_COLOR:
+        s.fill_color = g_value_get_uint(value);
+        break;
+    case PROP_N_THREADS:
+        s.n_threads = g_value_get_uint(value);
+        break;
+    case PROP_QUANT_SCALE:
+        s.quant_scale_str = str ? str : "";
+        s.quant_scale = scale;
+        break;
+    case PROP_QUANT_ZERO_POINT:
+        s.quant_zero_point = g_value_get_int(value);
+        break;
+    default:
+        break;
     }
 }
 
-bool get_property(const Settings& s, const Report& r, guint prop_id, GValue* value)
+} // namespace
+
+std::span<const OutputProperty> output_properties() noexcept
+{
+    return kOutputProperties;
+}
+
+void install_output_properties(GObjectClass* klass)
+{
+    for (const OutputProperty& p : kOutputProperties)
+        g_object_class_install_property(klass, p.id, p.make());
+}
+
+bool set_output_property(GstElement* self, OutputSettings* settings, guint prop_id,
+                         const GValue* value, GParamSpec* pspec)
+{
+    if (!is_output_property(prop_id))
+        return false;
+    if (refuse_unless_ready(self, pspec))
+        return true;
+    try {
+        // Parse outside the lock; GST_ELEMENT_WARNING must not run under it either.
+        std::vector<float> list;
+        std::optional<float> scale;
+        const char* str = nullptr;
+        if (G_VALUE_HOLDS_STRING(value)) {
+            str = g_value_get_string(value);
+            if (!parse_string_property(self, settings, prop_id, str, pspec, &list, &scale))
+                return true;
+        }
+        ObjectLockGuard lock(self);
+        settings->refused.accept(pspec->name);
+        store_output(*settings, prop_id, value, str, std::move(list), scale);
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
+    }
+    return true;
+}
+
+bool get_output_property(const OutputSettings& s, guint prop_id, GValue* value)
 {
     switch (prop_id) {
     case PROP_WIDTH:
@@ -241,11 +410,66 @@ bool get_property(const Settings& s, const Report& r, guint prop_id, GValue* val
     case PROP_FILL_COLOR:
         g_value_set_uint(value, s.fill_color);
         break;
-    case PROP_CROP:
-        g_value_set_string(value, s.crop_str.c_str());
-        break;
     case PROP_N_THREADS:
         g_value_set_uint(value, s.n_threads);
+        break;
+    case PROP_QUANT_SCALE:
+        g_value_set_string(value, s.quant_scale_str.c_str());
+        break;
+    case PROP_QUANT_ZERO_POINT:
+        g_value_set_int(value, s.quant_zero_point);
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+void set_property(GstElement* self, Settings* settings, guint prop_id, const GValue* value,
+                  GParamSpec* pspec)
+{
+    if (set_output_property(self, settings, prop_id, value, pspec))
+        return;
+    if (refuse_unless_ready(self, pspec))
+        return;
+    try {
+        std::string why;
+        std::optional<Region> crop;
+        const char* str = nullptr;
+        if (prop_id == PROP_CROP) {
+            str = g_value_get_string(value);
+            if (!parse_crop(str, &crop, &why)) {
+                refuse_value(self, settings, pspec->name, str, why);
+                return;
+            }
+        }
+        ObjectLockGuard lock(self);
+        Settings& s = *settings;
+        s.refused.accept(pspec->name);
+        switch (prop_id) {
+        case PROP_CROP:
+            s.crop_str = str ? str : "";
+            s.crop = crop;
+            break;
+        case PROP_COMPUTE:
+            s.compute = GstTensorConvertCompute(g_value_get_enum(value));
+            break;
+        default:
+            G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
+            break;
+        }
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
+    }
+}
+
+bool get_property(const Settings& s, const Report& r, guint prop_id, GValue* value)
+{
+    if (get_output_property(s, prop_id, value))
+        return true;
+    switch (prop_id) {
+    case PROP_CROP:
+        g_value_set_string(value, s.crop_str.c_str());
         break;
     case PROP_COMPUTE:
         g_value_set_enum(value, s.compute);
@@ -288,70 +512,7 @@ void publish_report(GstElement* self, Report* r, const ConvertGeometry& g)
 
 void install_properties(GObjectClass* gobject_class)
 {
-    g_object_class_install_property(
-        gobject_class, PROP_WIDTH,
-        g_param_spec_uint("width", "Width",
-                          "Output width in pixels (0 to 16384; 0 = the input's, or the crop's, "
-                          "width; default 0)",
-                          0, MAX_SIZE, DEFAULT_WIDTH, kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_HEIGHT,
-        g_param_spec_uint("height", "Height",
-                          "Output height in pixels (0 to 16384; 0 = the input's, or the crop's, "
-                          "height; default 0)",
-                          0, MAX_SIZE, DEFAULT_HEIGHT, kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_FORMAT,
-        g_param_spec_enum("format", "Format",
-                          "Output channels in memory order: rgb, bgr, rgba, bgra or gray "
-                          "(default: rgb)",
-                          GST_TYPE_TENSOR_CONVERT_FORMAT, DEFAULT_FORMAT, kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_LAYOUT,
-        g_param_spec_enum("layout", "Layout",
-                          "Tensor layout: hwc ([H, W, C], dimensions C:W:H:1) or chw ([C, H, W], "
-                          "dimensions W:H:C:1) (default: hwc). video/x-raw output needs hwc.",
-                          GST_TYPE_TENSOR_CONVERT_LAYOUT, DEFAULT_LAYOUT, kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_DTYPE,
-        g_param_spec_enum("dtype", "Data type",
-                          "Tensor element type: uint8, int8 (value - 128), float16 or float32 "
-                          "(default: uint8). video/x-raw output needs uint8.",
-                          GST_TYPE_TENSOR_CONVERT_DTYPE, DEFAULT_DTYPE, kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_MEAN,
-        g_param_spec_string("mean", "Mean",
-                            "Per-channel mean subtracted before dividing by std, in the 0..255 "
-                            "domain and output channel order: one value for all channels or one "
-                            "per channel, comma separated, e.g. \"123.675,116.28,103.53\" "
-                            "(float dtypes only; default: empty = 0)",
-                            "", kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_STD,
-        g_param_spec_string("std", "Standard deviation",
-                            "Per-channel divisor, (value - mean) / std, in the 0..255 domain: one "
-                            "non-zero value or one per channel, comma separated, e.g. "
-                            "\"58.395,57.12,57.375\" or \"255\" for 0..1 (float dtypes only; "
-                            "default: empty = 1)",
-                            "", kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_METHOD,
-        g_param_spec_enum("method", "Method", "Resampling: nearest or bilinear (default: bilinear)",
-                          GST_TYPE_TENSOR_CONVERT_METHOD, DEFAULT_METHOD, kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_LETTERBOX,
-        g_param_spec_boolean("letterbox", "Letterbox",
-                             "Keep the aspect ratio: scale the picture to fit, centre it and pad "
-                             "the rest with fill-color (default: false = stretch)",
-                             DEFAULT_LETTERBOX, kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_FILL_COLOR,
-        g_param_spec_uint("fill-color", "Fill colour",
-                          "Letterbox padding as 0xAARRGGBB, ARGB like the border colour of "
-                          "GStreamer's video converter (0 to 0xFFFFFFFF; alpha only reaches "
-                          "rgba/bgra outputs; default 0xff000000 opaque black; YOLO models often "
-                          "use 0xff727272), normalised like the picture",
-                          0, MAX_FILL_COLOR, DEFAULT_FILL_COLOR, kReadyFlags));
+    install_output_properties(gobject_class);
     g_object_class_install_property(
         gobject_class, PROP_CROP,
         g_param_spec_string("crop", "Crop",
@@ -359,12 +520,6 @@ void install_properties(GObjectClass* gobject_class)
                             "(integers, width and height at least 1, inside the frame), e.g. "
                             "\"420,0,1080,1080\" (default: empty = the whole frame)",
                             "", kReadyFlags));
-    g_object_class_install_property(
-        gobject_class, PROP_N_THREADS,
-        g_param_spec_uint("n-threads", "Threads",
-                          "Worker threads for the conversion, including the streaming thread (0 "
-                          "to 64; 0 = one per CPU; default 1)",
-                          0, MAX_N_THREADS, DEFAULT_N_THREADS, kReadyFlags));
     g_object_class_install_property(
         gobject_class, PROP_LETTERBOX_SCALE,
         g_param_spec_double("letterbox-scale", "Letterbox scale",

@@ -87,6 +87,36 @@ bool parse_std(const char* str, std::vector<float>* out, std::string* why)
     return parse_list(str, Kind::Std, out, why);
 }
 
+bool parse_quant_scale(const char* str, std::optional<float>* out, std::string* why)
+{
+    out->reset();
+    if (!str || !*str)
+        return true;
+    std::string v = str;
+    v.erase(0, v.find_first_not_of(" \t"));
+    v.erase(v.find_last_not_of(" \t") + 1);
+    char* end = nullptr;
+    errno = 0;
+    const double d = g_ascii_strtod(v.c_str(), &end);
+    const float f = float(d);
+    if (v.empty() || !end || *end != '\0' || !std::isfinite(d)) {
+        *why = quoted(v.c_str()) + " is not a finite number";
+        return false;
+    }
+    if (!(d > 0.0)) {
+        *why = "the scale must be greater than 0; leave quant-scale empty for no quantization";
+        return false;
+    }
+    // A model stores the scale as a float: one that is not a normal float divides to infinity.
+    if (!std::isfinite(f) || !std::isnormal(f)) {
+        *why = quoted(v.c_str()) + " is not a normal float (magnitude " + number(FLT_MIN) + " to " +
+               number(FLT_MAX) + ")";
+        return false;
+    }
+    *out = f;
+    return true;
+}
+
 bool parse_crop(const char* str, std::optional<Region>* out, std::string* why)
 {
     out->reset();
@@ -229,19 +259,69 @@ ConvertCompute convert_compute(GstTensorConvertCompute c) noexcept
     return ConvertCompute::Auto;
 }
 
-size_t channels_of(const Settings& s)
+size_t channels_of(const OutputSettings& s)
 {
     return output_format_channels(output_format(s.format));
 }
 
-Result<ConvertConfig> engine_config(const Settings& s, const InputFacts& in)
+namespace
+{
+
+// The dtype property's value as its nick says it.
+const char* dtype_nick(GstTensorConvertDType d) noexcept
+{
+    switch (d) {
+    case GST_TENSOR_CONVERT_DTYPE_INT8:
+        return "int8";
+    case GST_TENSOR_CONVERT_DTYPE_FLOAT16:
+        return "float16";
+    case GST_TENSOR_CONVERT_DTYPE_FLOAT32:
+        return "float32";
+    case GST_TENSOR_CONVERT_DTYPE_UINT8:
+        break;
+    }
+    return "uint8";
+}
+
+// quant-scale / quant-zero-point for the dtype of `s`: the engine's Quantization, none, or why
+// they cannot apply (the message the element posts).
+Result<std::optional<Quantization>> quantization_of(const OutputSettings& s)
+{
+    const DType dtype = output_dtype(s.dtype);
+    const std::string dtype_name = dtype_nick(s.dtype);
+    if (!s.quant_scale) {
+        if (s.quant_zero_point != 0)
+            return make_error(ErrorCode::InvalidArgument,
+                              "quant-zero-point=" + std::to_string(s.quant_zero_point) +
+                                  " needs quant-scale: set the model's input scale too, or "
+                                  "leave both unset for no quantization.");
+        return std::optional<Quantization>();
+    }
+    if (dtype != DType::U8 && dtype != DType::I8)
+        return make_error(ErrorCode::InvalidArgument,
+                          "quant-scale=\"" + s.quant_scale_str +
+                              "\" quantizes int8 or uint8 outputs; dtype=" + dtype_name +
+                              " takes mean/std only. Set dtype=int8 or dtype=uint8, or leave "
+                              "quant-scale empty.");
+    const int lo = dtype == DType::I8 ? -128 : 0;
+    const int hi = dtype == DType::I8 ? 127 : 255;
+    if (s.quant_zero_point < lo || s.quant_zero_point > hi)
+        return make_error(ErrorCode::InvalidArgument,
+                          "quant-zero-point=" + std::to_string(s.quant_zero_point) +
+                              " is outside dtype=" + dtype_name + " (" + std::to_string(lo) + ".." +
+                              std::to_string(hi) + ").");
+    return std::optional<Quantization>(Quantization{*s.quant_scale, s.quant_zero_point});
+}
+
+} // namespace
+
+Result<ConvertConfig> output_config(const OutputSettings& s, const InputFacts& in)
 {
     ConvertConfig cfg;
     cfg.src_format = in.format;
     cfg.src_width = in.width;
     cfg.src_height = in.height;
     cfg.src_colorimetry = in.colorimetry;
-    cfg.crop = s.crop;
     cfg.dst_width = s.width;
     cfg.dst_height = s.height;
     cfg.dst_format = output_format(s.format);
@@ -261,7 +341,21 @@ Result<ConvertConfig> engine_config(const Settings& s, const InputFacts& in)
     cfg.fill = {uint8_t((s.fill_color >> 16) & 0xff), uint8_t((s.fill_color >> 8) & 0xff),
                 uint8_t(s.fill_color & 0xff), uint8_t((s.fill_color >> 24) & 0xff)};
     cfg.threads = s.n_threads;
-    cfg.compute = convert_compute(s.compute);
+    auto quant = quantization_of(s);
+    if (!quant)
+        return unexpected(std::move(quant).error());
+    cfg.quant = *quant;
+    cfg.compute = ConvertCompute::Cpu;
+    return cfg;
+}
+
+Result<ConvertConfig> engine_config(const Settings& s, const InputFacts& in)
+{
+    auto cfg = output_config(s, in);
+    if (!cfg)
+        return cfg;
+    cfg->crop = s.crop;
+    cfg->compute = convert_compute(s.compute);
     return cfg;
 }
 

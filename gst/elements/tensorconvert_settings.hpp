@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
 // tensorconvert's settings: the writable properties' values, the parsing and validation of its
-// string properties (mean, std, crop) with the record of refused values that keeps the element
-// from starting with settings nobody asked for, and the one pure function from settings (and
-// what the input caps say) to the engine's configuration. No pipeline, no element: unit-tested
-// on its own (tests/gst/test_tensorconvert_engine_config.cpp).
+// string properties (mean, std, crop, quant-scale) with the record of refused values that keeps
+// the element from starting with settings nobody asked for, and the one pure function from
+// settings (and what the input caps say) to the engine's configuration. The output part
+// (OutputSettings) is tensorbatch's too: both elements take the same output properties. No
+// pipeline, no element: unit-tested on its own (tests/gst/test_tensorconvert_engine_config.cpp).
 
 #pragma once
 
@@ -41,6 +42,10 @@ inline constexpr gboolean DEFAULT_LETTERBOX = FALSE;
 inline constexpr guint DEFAULT_FILL_COLOR = 0xff000000;
 inline constexpr guint DEFAULT_N_THREADS = 1;
 inline constexpr GstTensorConvertCompute DEFAULT_COMPUTE = GST_TENSOR_CONVERT_COMPUTE_AUTO;
+// quant-zero-point's range: int8's and uint8's together; set_caps checks it against the dtype.
+inline constexpr gint kMinZeroPoint = -128;
+inline constexpr gint kMaxZeroPoint = 255;
+inline constexpr gint DEFAULT_QUANT_ZERO_POINT = 0;
 
 /// Property values that were refused and not replaced since: gst-launch sets properties before
 /// the element has a bus, so a warning can go unseen; start() refuses to run while any is here.
@@ -58,8 +63,9 @@ private:
     std::map<std::string, std::string> refused_; // prop -> "\"value\" (why)"
 };
 
-/// The writable properties' values (under the element's object lock).
-struct Settings {
+/// The output properties' values, tensorconvert's and tensorbatch's (under the element's object
+/// lock), and the values refused since.
+struct OutputSettings {
     guint width = DEFAULT_WIDTH;
     guint height = DEFAULT_HEIGHT;
     GstTensorConvertFormat format = DEFAULT_FORMAT;
@@ -72,12 +78,20 @@ struct Settings {
     std::vector<float> stdev;
     gboolean letterbox = DEFAULT_LETTERBOX;
     guint fill_color = DEFAULT_FILL_COLOR;
-    std::string crop_str;
-    std::optional<Region> crop;
     guint n_threads = DEFAULT_N_THREADS;
-    GstTensorConvertCompute compute = DEFAULT_COMPUTE;
+    // quant-scale: empty (no quantization: today's uint8/int8) or a finite scale > 0.
+    std::string quant_scale_str;
+    std::optional<float> quant_scale;
+    gint quant_zero_point = DEFAULT_QUANT_ZERO_POINT;
     // Values set but refused (and not replaced since): start() will not run with them.
     Refusals refused;
+};
+
+/// tensorconvert's writable properties: the output ones and its own.
+struct Settings : OutputSettings {
+    std::string crop_str;
+    std::optional<Region> crop;
+    GstTensorConvertCompute compute = DEFAULT_COMPUTE;
 };
 
 /// "a,b,c" (at most 4 values, one per output channel) as floats; empty = no values. Every value
@@ -87,6 +101,10 @@ bool parse_mean(const char* str, std::vector<float>* out, std::string* why);
 /// As parse_mean, and every value must be a normal float: not zero, not denormal (1e-40 is,
 /// and (value - mean) / std would overflow to inf), not infinite.
 bool parse_std(const char* str, std::vector<float>* out, std::string* why);
+
+/// A quantization scale: empty = none; else one finite number greater than 0 whose float is
+/// normal (models store the scale as a float; 0, a negative, inf or nan is refused).
+bool parse_quant_scale(const char* str, std::optional<float>* out, std::string* why);
 
 /// "x,y,width,height" (integers 0..16384, width and height >= 1). Empty = no crop.
 bool parse_crop(const char* str, std::optional<Region>* out, std::string* why);
@@ -109,7 +127,7 @@ TensorLayout output_layout(GstTensorConvertLayout l) noexcept;
 ResizeMethod resize_method(GstTensorConvertMethod m) noexcept;
 /// The `compute` property: the engine decides where auto runs, the element only maps its enum.
 ConvertCompute convert_compute(GstTensorConvertCompute c) noexcept;
-size_t channels_of(const Settings& s);
+size_t channels_of(const OutputSettings& s);
 
 /// What the negotiated input caps say that the engine's configuration depends on.
 struct InputFacts {
@@ -121,9 +139,14 @@ struct InputFacts {
     Colorimetry colorimetry;
 };
 
-/// The engine's configuration for the input `in` under `s`. InvalidArgument, with the message
-/// the element posts as its negotiation error, when mean or std does not spread over the output
-/// channels (one value, or one per channel).
+/// The engine's configuration for the input `in` under the output settings `s` (no crop, the
+/// CPU engine: what tensorbatch runs per slot). InvalidArgument, with the message the element
+/// posts as its negotiation error, when mean or std does not spread over the output channels
+/// (one value, or one per channel), when quantization is asked of a float dtype, or when the
+/// zero point lies outside the dtype or comes without a scale.
+Result<ConvertConfig> output_config(const OutputSettings& s, const InputFacts& in);
+
+/// output_config() with tensorconvert's crop and compute.
 Result<ConvertConfig> engine_config(const Settings& s, const InputFacts& in);
 
 } // namespace edgetensor::gst::tensorconvert

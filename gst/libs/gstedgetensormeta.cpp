@@ -29,6 +29,8 @@ void reset_meta(GstEdgeTensorMeta* m)
     }
     m->flags = GST_EDGE_TENSOR_META_FLAG_NONE;
     m->applied_colorimetry = 0;
+    m->quant_scale = 0.f;
+    m->quant_zero_point = 0;
 }
 
 gboolean meta_init(GstMeta* meta, gpointer, GstBuffer*)
@@ -50,6 +52,8 @@ void copy_fields(GstEdgeTensorMeta* dst, const GstEdgeTensorMeta* src)
     std::memcpy(dst->plane_strides, src->plane_strides, sizeof(dst->plane_strides));
     dst->flags = src->flags;
     dst->applied_colorimetry = src->applied_colorimetry;
+    dst->quant_scale = src->quant_scale;
+    dst->quant_zero_point = src->quant_zero_point;
 }
 
 /// Whether the copy's first memory holds the very bytes the meta describes. An imported

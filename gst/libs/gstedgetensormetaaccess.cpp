@@ -118,6 +118,18 @@ extern "C" gchar* gst_edge_tensor_meta_get_applied_colorimetry(const GstEdgeTens
     return colorimetry_string(meta->applied_colorimetry, GST_VIDEO_FORMAT_UNKNOWN);
 }
 
+extern "C" gboolean gst_edge_tensor_meta_get_quantization(const GstEdgeTensorMeta* meta,
+                                                          gfloat* scale, gint* zero_point)
+{
+    g_return_val_if_fail(meta != nullptr, FALSE);
+    const bool quantized = (meta->flags & GST_EDGE_TENSOR_META_FLAG_QUANTIZED) != 0;
+    if (scale)
+        *scale = quantized ? meta->quant_scale : 0.f;
+    if (zero_point)
+        *zero_point = quantized ? meta->quant_zero_point : 0;
+    return quantized ? TRUE : FALSE;
+}
+
 extern "C" gssize gst_edge_tensor_meta_get_offset(const GstEdgeTensorMeta* meta, GstBuffer* buffer)
 {
     g_return_val_if_fail(meta != nullptr, -1);

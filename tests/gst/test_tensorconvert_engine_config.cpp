@@ -161,6 +161,107 @@ TEST(TensorConvertEngineConfig, NegativeListsThatDoNotSpreadAreRefusedWithTheEle
                                    "format=GRAY); got mean=\"\" std=\"58,57,57\".");
 }
 
+TEST(TensorConvertEngineConfig, QuantizationIsAbsentUnlessAScaleIsSet)
+{
+    EXPECT_FALSE(config_of(Settings{}).quant); // today's uint8: the value
+    Settings s;
+    s.dtype = GST_TENSOR_CONVERT_DTYPE_INT8;
+    EXPECT_FALSE(config_of(s).quant); // today's int8: value - 128
+    s.quant_scale_str = "0.0186584";
+    s.quant_scale = 0.0186584f;
+    s.quant_zero_point = -14;
+    s.mean = {123.675f, 116.28f, 103.53f};
+    s.stdev = {58.395f, 57.12f, 57.375f};
+    const ConvertConfig c = config_of(s);
+    ASSERT_TRUE(c.quant);
+    EXPECT_EQ(c.quant->scale, 0.0186584f);
+    EXPECT_EQ(c.quant->zero_point, -14);
+    EXPECT_EQ(c.dtype, DType::I8);
+    EXPECT_EQ(c.mean, (std::array<float, 4>{123.675f, 116.28f, 103.53f, 0.f}));
+    // The whole configuration is one the engine takes.
+    EXPECT_TRUE(Converter::create(c)) << "the engine refuses what the settings gave";
+
+    s.dtype = GST_TENSOR_CONVERT_DTYPE_UINT8;
+    s.quant_zero_point = 255;
+    ASSERT_TRUE(config_of(s).quant);
+    EXPECT_EQ(config_of(s).quant->zero_point, 255);
+}
+
+TEST(TensorConvertEngineConfig, NegativeQuantizationThatCannotApplyIsRefusedNamingTheProperty)
+{
+    Settings s;
+    s.dtype = GST_TENSOR_CONVERT_DTYPE_INT8;
+    s.quant_scale_str = "0.5";
+    s.quant_scale = 0.5f;
+    s.quant_zero_point = 200;
+    auto c = engine_config(s, nv12_1080p());
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code(), ErrorCode::InvalidArgument);
+    EXPECT_EQ(c.error().message(), "quant-zero-point=200 is outside dtype=int8 (-128..127).");
+
+    s.dtype = GST_TENSOR_CONVERT_DTYPE_UINT8;
+    s.quant_zero_point = -1;
+    c = engine_config(s, nv12_1080p());
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message(), "quant-zero-point=-1 is outside dtype=uint8 (0..255).");
+
+    s.dtype = GST_TENSOR_CONVERT_DTYPE_FLOAT32;
+    s.quant_zero_point = 0;
+    c = engine_config(s, nv12_1080p());
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message().rfind("quant-scale=\"0.5\" quantizes int8 or uint8 outputs; "
+                                        "dtype=float32 takes mean/std only.",
+                                        0),
+              0u)
+        << c.error().message();
+
+    Settings z;
+    z.dtype = GST_TENSOR_CONVERT_DTYPE_INT8;
+    z.quant_zero_point = 3;
+    c = engine_config(z, nv12_1080p());
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message().rfind("quant-zero-point=3 needs quant-scale", 0), 0u)
+        << c.error().message();
+}
+
+TEST(TensorConvertEngineConfig, OutputConfigIsTheCpuEngineWithoutACrop)
+{
+    Settings s;
+    s.crop = Region{2, 2, 10, 10};
+    s.compute = GST_TENSOR_CONVERT_COMPUTE_GL;
+    const auto c = output_config(s, nv12_1080p());
+    ASSERT_TRUE(c) << c.error().message();
+    EXPECT_FALSE(c->crop);
+    EXPECT_EQ(c->compute, ConvertCompute::Cpu);
+    const auto e = engine_config(s, nv12_1080p());
+    ASSERT_TRUE(e);
+    EXPECT_TRUE(e->crop);
+    EXPECT_EQ(e->compute, ConvertCompute::Gl);
+}
+
+TEST(TensorConvertSettingsParsing, QuantScale)
+{
+    std::optional<float> q;
+    std::string why;
+    EXPECT_TRUE(parse_quant_scale("", &q, &why));
+    EXPECT_FALSE(q);
+    EXPECT_TRUE(parse_quant_scale(" 0.00392157 ", &q, &why));
+    ASSERT_TRUE(q);
+    EXPECT_EQ(*q, 0.00392157f);
+    for (const char* bad : {"0", "-0.5", "0.0"}) {
+        EXPECT_FALSE(parse_quant_scale(bad, &q, &why)) << bad;
+        EXPECT_EQ(why.rfind("the scale must be greater than 0", 0), 0u) << why;
+    }
+    for (const char* bad : {"nan", "inf", "-inf", "x", "1,2", "1e400"}) {
+        EXPECT_FALSE(parse_quant_scale(bad, &q, &why)) << bad;
+        EXPECT_NE(why.find("is not a finite number"), std::string::npos) << bad << ": " << why;
+    }
+    EXPECT_FALSE(parse_quant_scale("1e-45", &q, &why));
+    EXPECT_NE(why.find("not a normal float"), std::string::npos) << why;
+    EXPECT_FALSE(parse_quant_scale("1e39", &q, &why));
+    EXPECT_NE(why.find("not a normal float"), std::string::npos) << why;
+}
+
 TEST(TensorConvertSettingsParsing, MeanAndStdLists)
 {
     std::vector<float> v;

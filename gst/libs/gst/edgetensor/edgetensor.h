@@ -10,6 +10,7 @@
 
 #include <gst/edgetensor/edgetensor-prelude.h>
 #include <gst/edgetensor/gstedgetensorallocator.h>
+#include <gst/edgetensor/gstedgetensorbatchmeta.h>
 #include <gst/edgetensor/gstedgetensorbufferpool.h>
 #include <gst/edgetensor/gstedgetensorimportcache.h>
 #include <gst/edgetensor/gstedgetensormeta.h>

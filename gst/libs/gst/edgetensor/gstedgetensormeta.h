@@ -33,11 +33,14 @@ G_BEGIN_DECLS
  * @GST_EDGE_TENSOR_META_FLAG_NONE: nothing
  * @GST_EDGE_TENSOR_META_FLAG_STRIDES_ALIGNED: every plane's row stride is a multiple of 64 bytes
  * @GST_EDGE_TENSOR_META_FLAG_IMAGE: the tensor is an edgetensor image (desc.format != 0)
+ * @GST_EDGE_TENSOR_META_FLAG_QUANTIZED: the int8/uint8 values are quantized with
+ *   @quant_scale and @quant_zero_point (since 0.2)
  */
 typedef enum {
     GST_EDGE_TENSOR_META_FLAG_NONE = 0,
     GST_EDGE_TENSOR_META_FLAG_STRIDES_ALIGNED = 1 << 0,
     GST_EDGE_TENSOR_META_FLAG_IMAGE = 1 << 1,
+    GST_EDGE_TENSOR_META_FLAG_QUANTIZED = 1 << 2,
 } GstEdgeTensorMetaFlags;
 
 typedef struct _GstEdgeTensorMeta GstEdgeTensorMeta;
@@ -66,6 +69,11 @@ typedef struct _GstEdgeTensorMeta GstEdgeTensorMeta;
  *   range the frame was decoded with, the transfer and primaries its values keep (every axis
  *   resolved, none left unspecified for a YUV source); 0 when the bytes are no conversion's
  *   output
+ * @quant_scale: with %GST_EDGE_TENSOR_META_FLAG_QUANTIZED, the scale of the per-tensor affine
+ *   quantization the int8/uint8 values carry: value = (q - @quant_zero_point) * @quant_scale,
+ *   the value being the normalised one ((pixel - mean) / std); 0 without the flag (since 0.2)
+ * @quant_zero_point: with %GST_EDGE_TENSOR_META_FLAG_QUANTIZED, the zero point; 0 without it
+ *   (since 0.2)
  */
 struct _GstEdgeTensorMeta {
     GstMeta meta;
@@ -84,9 +92,18 @@ struct _GstEdgeTensorMeta {
     /* Fills the alignment hole before _gst_reserved: the struct's size and offsets are those of
      * 0.1.0. */
     guint32 applied_colorimetry;
+    /* 0.2, 8 bytes taken from _gst_reserved (one pointer on LP64, two on ILP32), so the
+     * struct's size and every older field's offset stay those of 0.1.0
+     * (tests/gst/test_tensorbatch_meta.cpp pins them). */
+    gfloat quant_scale;
+    gint32 quant_zero_point;
 
     /*< private >*/
-    gpointer _gst_reserved[GST_PADDING_LARGE];
+#if GLIB_SIZEOF_VOID_P == 8
+    gpointer _gst_reserved[GST_PADDING_LARGE - 1];
+#else
+    gpointer _gst_reserved[GST_PADDING_LARGE - 2];
+#endif
 };
 
 GST_EDGE_TENSOR_API
@@ -261,6 +278,21 @@ gchar* gst_edge_tensor_meta_get_colorimetry(const GstEdgeTensorMeta* meta);
  */
 GST_EDGE_TENSOR_API
 gchar* gst_edge_tensor_meta_get_applied_colorimetry(const GstEdgeTensorMeta* meta);
+
+/**
+ * gst_edge_tensor_meta_get_quantization:
+ * @meta: a #GstEdgeTensorMeta
+ * @scale: (out) (optional): the quantization scale (0 when not quantized)
+ * @zero_point: (out) (optional): the zero point (0 when not quantized)
+ *
+ * The per-tensor affine quantization of an int8/uint8 tensor (tensorconvert and tensorbatch
+ * `quant-scale`, `quant-zero-point`): a value is `(q - zero_point) * scale`.
+ *
+ * Returns: %TRUE when the values are quantized (%GST_EDGE_TENSOR_META_FLAG_QUANTIZED).
+ */
+GST_EDGE_TENSOR_API
+gboolean gst_edge_tensor_meta_get_quantization(const GstEdgeTensorMeta* meta, gfloat* scale,
+                                               gint* zero_point);
 
 /**
  * gst_edge_tensor_meta_get_offset:

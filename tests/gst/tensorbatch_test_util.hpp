@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+//
+// What the tensorbatch tests (and tensorconvert's provenance and quantization tests) share:
+// frames with a bright box on a dark background to find again in a slot, frames of a
+// deterministic pattern, the engine's own output for a frame, a tensor's bytes, and a box found
+// by thresholding a uint8 HWC picture.
+
+#pragma once
+
+#include "gst_test_util.hpp"
+
+#include <edgetensor/convert.hpp>
+
+#include <gst/video/video.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace edgetensor::test
+{
+
+/// A rectangle in pixels, right/bottom exclusive.
+struct Box {
+    int x = 0;
+    int y = 0;
+    int w = 0;
+    int h = 0;
+};
+
+/// A frame of `caps_str` (RGB, BGR, RGBA, BGRA, GRAY8 or NV12) in system memory: dark (16)
+/// everywhere but `box`, which is bright (235) and neutral in colour.
+inline BufferPtr frame_with_box(const std::string& caps_str, const Box& box)
+{
+    CapsPtr caps = caps_from(caps_str);
+    GstVideoInfo info;
+    if (!caps || !gst_video_info_from_caps(&info, caps.get())) {
+        ADD_FAILURE() << "bad caps " << caps_str;
+        return {};
+    }
+    BufferPtr buf(gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr));
+    GstVideoFrame f;
+    if (!gst_video_frame_map(&f, &info, buf.get(), GST_MAP_WRITE)) {
+        ADD_FAILURE() << "cannot map a frame of " << caps_str;
+        return {};
+    }
+    const int w = GST_VIDEO_INFO_WIDTH(&info);
+    const int h = GST_VIDEO_INFO_HEIGHT(&info);
+    const GstVideoFormat fmt = GST_VIDEO_INFO_FORMAT(&info);
+    auto inside = [&](int x, int y) {
+        return x >= box.x && x < box.x + box.w && y >= box.y && y < box.y + box.h;
+    };
+    if (fmt == GST_VIDEO_FORMAT_NV12) {
+        auto* luma = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0));
+        const int ls = GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0);
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x)
+                luma[y * ls + x] = inside(x, y) ? 235 : 16;
+        auto* chroma = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 1));
+        const int cs = GST_VIDEO_FRAME_PLANE_STRIDE(&f, 1);
+        for (int y = 0; y < (h + 1) / 2; ++y)
+            std::memset(chroma + y * cs, 128, size_t((w + 1) / 2 * 2));
+    } else {
+        const int ps = GST_VIDEO_FORMAT_INFO_PSTRIDE(info.finfo, 0);
+        auto* px = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0));
+        const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0);
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x)
+                std::memset(px + y * stride + x * ps, inside(x, y) ? 235 : 16, size_t(ps));
+    }
+    gst_video_frame_unmap(&f);
+    return buf;
+}
+
+/// A frame of `caps_str` in system memory, every byte from a deterministic pattern of `seed`.
+inline BufferPtr pattern_frame(const std::string& caps_str, guint seed)
+{
+    CapsPtr caps = caps_from(caps_str);
+    GstVideoInfo info;
+    if (!caps || !gst_video_info_from_caps(&info, caps.get())) {
+        ADD_FAILURE() << "bad caps " << caps_str;
+        return {};
+    }
+    BufferPtr buf(gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr));
+    GstMapInfo map;
+    EXPECT_TRUE(gst_buffer_map(buf.get(), &map, GST_MAP_WRITE));
+    for (gsize i = 0; i < map.size; ++i)
+        map.data[i] = guint8((i * 7 + (i / 97) * 13 + seed * 31) & 0xff);
+    gst_buffer_unmap(buf.get(), &map);
+    return buf;
+}
+
+/// What the engine writes for the frame `buf` of `caps_str` under `cfg` (source format, size
+/// and colorimetry taken from the caps; colorimetry the caps leave out resolved as the elements
+/// do, with GStreamer's defaults for the frame): the tight tensor bytes.
+inline std::vector<uint8_t> engine_bytes(const std::string& caps_str, GstBuffer* buf,
+                                         ConvertConfig cfg)
+{
+    CapsPtr caps = caps_from(caps_str);
+    GstVideoInfo info;
+    EXPECT_TRUE(gst_video_info_from_caps(&info, caps.get()));
+    cfg.src_format =
+        *convert_format_from_name(gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)));
+    cfg.src_width = size_t(GST_VIDEO_INFO_WIDTH(&info));
+    cfg.src_height = size_t(GST_VIDEO_INFO_HEIGHT(&info));
+    cfg.src_colorimetry = gst::colorimetry_from_gst(info.colorimetry);
+    cfg.compute = ConvertCompute::Cpu;
+    auto conv = Converter::create(cfg);
+    if (!conv) {
+        ADD_FAILURE() << conv.error().message();
+        return {};
+    }
+    GstVideoFrame frame;
+    EXPECT_TRUE(gst_video_frame_map(&frame, &info, buf, GST_MAP_READ));
+    SourceFrame src;
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); ++p)
+        src.planes[p] = {static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p)),
+                         size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p))};
+    std::vector<uint8_t> out(cfg.layout == TensorLayout::Chw
+                                 ? conv->min_plane_stride() * output_format_channels(cfg.dst_format)
+                                 : conv->min_row_stride() * conv->dst_height());
+    auto r =
+        conv->run(src, DestFrame{out.data(), conv->min_row_stride(), conv->min_plane_stride()});
+    EXPECT_TRUE(r) << (r ? "" : r.error().message());
+    gst_video_frame_unmap(&frame);
+    return out;
+}
+
+inline std::vector<uint8_t> buffer_bytes(GstBuffer* b)
+{
+    GstMapInfo map;
+    if (!gst_buffer_map(b, &map, GST_MAP_READ))
+        return {};
+    std::vector<uint8_t> v(map.data, map.data + map.size);
+    gst_buffer_unmap(b, &map);
+    return v;
+}
+
+/// The bounding box of the bright pixels (first channel > 127) of a `w` x `h` uint8 HWC picture
+/// of `channels` channels starting at `data`; w = h = 0 when there are none.
+inline Box bright_box(const uint8_t* data, int w, int h, int channels)
+{
+    int x0 = w, y0 = h, x1 = -1, y1 = -1;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            if (data[(size_t(y) * size_t(w) + size_t(x)) * size_t(channels)] > 127) {
+                x0 = std::min(x0, x);
+                y0 = std::min(y0, y);
+                x1 = std::max(x1, x);
+                y1 = std::max(y1, y);
+            }
+    if (x1 < 0)
+        return {};
+    return {x0, y0, x1 - x0 + 1, y1 - y0 + 1};
+}
+
+/// Maps the slot box `b` back to the source frame through `slot`, and expects it within
+/// `tolerance` source pixels of `want` on every edge.
+inline void expect_maps_back(const GstEdgeTensorBatchSlot* slot, const Box& b, const Box& want,
+                             double tolerance)
+{
+    ASSERT_TRUE(slot);
+    ASSERT_GT(b.w, 0) << "no box found in the slot";
+    gdouble sx = 0, sy = 0, sw = 0, sh = 0;
+    ASSERT_TRUE(
+        gst_edge_tensor_batch_slot_box_to_source(slot, b.x, b.y, b.w, b.h, &sx, &sy, &sw, &sh));
+    EXPECT_NEAR(sx, want.x, tolerance) << "left edge";
+    EXPECT_NEAR(sy, want.y, tolerance) << "top edge";
+    EXPECT_NEAR(sx + sw, want.x + want.w, tolerance) << "right edge";
+    EXPECT_NEAR(sy + sh, want.y + want.h, tolerance) << "bottom edge";
+}
+
+} // namespace edgetensor::test
