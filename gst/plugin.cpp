@@ -3,6 +3,7 @@
 // The "edgetensor" plugin: registers every element. Shared initialisation (debug categories,
 // the core-log bridge, the allocator) lives in libgstedgetensor-1.0 and runs once.
 
+#include "elements/gsttensorbatch.h"
 #include "elements/gsttensorconvert.h"
 #include "elements/gsttensorimport.h"
 #include "elements/gsttensoripcsink.h"
@@ -21,6 +22,7 @@ static gboolean plugin_init(GstPlugin* plugin)
     ok |= GST_ELEMENT_REGISTER(tensorimport, plugin);
     ok |= GST_ELEMENT_REGISTER(tensoripcsink, plugin);
     ok |= GST_ELEMENT_REGISTER(tensoripcsrc, plugin);
+    ok |= GST_ELEMENT_REGISTER(tensorbatch, plugin);
     return ok;
 }
 

@@ -110,25 +110,6 @@ constexpr GParamFlags kReadyFlags =
     GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 constexpr GParamFlags kReportFlags = GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
-// A refused value must be seen: gst-launch sets properties before the element has a bus, so
-// the bus warning alone is lost there. Like GLib's own refusal of an out-of-range value, it is a
-// g_warning; and the refusal is kept, so start() fails instead of running with old settings.
-void refuse_value(GstElement* self, OutputSettings* s, const char* prop, const char* value,
-                  const std::string& why)
-{
-    const char* v = value ? value : "";
-    {
-        ObjectLockGuard lock(self);
-        s->refused.refuse(prop, v, why);
-    }
-    g_warning("%s: invalid %s \"%s\": %s. The previous value is kept and the element will not "
-              "start until %s is set to a valid value.",
-              GST_OBJECT_NAME(self), prop, v, why.c_str(), prop);
-    GST_ELEMENT_WARNING(
-        self, LIBRARY, SETTINGS,
-        ("Invalid %s \"%s\": %s. The previous value is kept.", prop, v, why.c_str()), (nullptr));
-}
-
 // ---- the output properties: one table, two elements -----------------------------------------
 
 GParamSpec* width_spec()
@@ -339,6 +320,25 @@ void store_output(OutputSettings& s, guint prop_id, const GValue* value, const c
 }
 
 } // namespace
+
+// A refused value must be seen: gst-launch sets properties before the element has a bus, so
+// the bus warning alone is lost there. Like GLib's own refusal of an out-of-range value, it is a
+// g_warning; and the refusal is kept, so start() fails instead of running with old settings.
+void refuse_value(GstElement* self, OutputSettings* s, const char* prop, const char* value,
+                  const std::string& why)
+{
+    const char* v = value ? value : "";
+    {
+        ObjectLockGuard lock(self);
+        s->refused.refuse(prop, v, why);
+    }
+    g_warning("%s: invalid %s \"%s\": %s. The previous value is kept and the element will not "
+              "start until %s is set to a valid value.",
+              GST_OBJECT_NAME(self), prop, v, why.c_str(), prop);
+    GST_ELEMENT_WARNING(
+        self, LIBRARY, SETTINGS,
+        ("Invalid %s \"%s\": %s. The previous value is kept.", prop, v, why.c_str()), (nullptr));
+}
 
 std::span<const OutputProperty> output_properties() noexcept
 {

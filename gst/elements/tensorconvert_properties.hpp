@@ -16,6 +16,7 @@
 #include <gst/gst.h>
 
 #include <span>
+#include <string>
 
 namespace edgetensor::gst::tensorconvert
 {
@@ -85,6 +86,12 @@ void install_output_properties(GObjectClass* klass);
 /// stays and the refusal is kept in `s->refused`, which keeps the element from starting.
 bool set_output_property(GstElement* self, OutputSettings* s, guint prop_id, const GValue* value,
                          GParamSpec* pspec);
+
+/// Refuses `value` of the string property `prop`: kept in `s->refused` (under `self`'s object
+/// lock, taken here, so start() fails naming it), a g_warning (gst-launch sets properties before
+/// the element has a bus) and an element warning. The previous value stays.
+void refuse_value(GstElement* self, OutputSettings* s, const char* prop, const char* value,
+                  const std::string& why);
 
 /// Reads an output property into `value`; call with the object lock held. False when `prop_id`
 /// is no output property.

@@ -11,11 +11,14 @@
 
 #include <edgetensor/convert.hpp>
 
+#include <gst/check/gstharness.h>
+#include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace edgetensor::test
@@ -169,6 +172,150 @@ inline void expect_maps_back(const GstEdgeTensorBatchSlot* slot, const Box& b, c
     EXPECT_NEAR(sy, want.y, tolerance) << "top edge";
     EXPECT_NEAR(sx + sw, want.x + want.w, tolerance) << "right edge";
     EXPECT_NEAR(sy + sh, want.y + want.h, tolerance) << "bottom edge";
+}
+
+/// A tensorbatch made from a gst-launch description (READY-only properties set before it
+/// starts) with one GstHarness per requested sink pad (sink_0, sink_1, ...: the first one also
+/// takes the batches from the source pad) and a bus of its own. The first harness plays the
+/// element, so every later pad is requested while it plays.
+struct BatchHarness {
+    GstElement* element = nullptr;
+    std::vector<GstHarness*> pads;
+    gst::GstObjectPtr<GstBus> bus{gst_bus_new()};
+
+    explicit BatchHarness(const std::string& props, guint n_pads = 1)
+    {
+        GError* err = nullptr;
+        element = gst_parse_launch(("tensorbatch " + props).c_str(), &err);
+        if (!element) {
+            ADD_FAILURE() << "cannot create tensorbatch " << props << ": "
+                          << (err ? err->message : "?");
+            g_clear_error(&err);
+            return;
+        }
+        g_clear_error(&err);
+        gst_object_ref_sink(element);
+        gst_element_set_bus(element, bus.get());
+        for (guint i = 0; i < n_pads; ++i)
+            add_pad();
+    }
+    ~BatchHarness()
+    {
+        for (auto it = pads.rbegin(); it != pads.rend(); ++it)
+            gst_harness_teardown(*it);
+        if (element) {
+            gst_element_set_state(element, GST_STATE_NULL);
+            gst_object_unref(element);
+        }
+        gst_bus_set_flushing(bus.get(), TRUE);
+    }
+    BatchHarness(const BatchHarness&) = delete;
+    BatchHarness& operator=(const BatchHarness&) = delete;
+
+    /// Requests the next sink pad; null when the element refuses it.
+    GstHarness* add_pad()
+    {
+        GstHarness* h =
+            gst_harness_new_with_element(element, "sink_%u", pads.empty() ? "src" : nullptr);
+        if (h)
+            pads.push_back(h);
+        return h;
+    }
+    GstHarness* out() const { return pads.front(); }
+
+    /// Pushes `buf` (a ref is taken) on pad `i` with PTS `pts`.
+    GstFlowReturn push(size_t i, GstBuffer* buf, GstClockTime pts)
+    {
+        GstBuffer* b = gst_buffer_copy(buf);
+        GST_BUFFER_PTS(b) = pts;
+        GST_BUFFER_DURATION(b) = 33 * GST_MSECOND;
+        return gst_harness_push(pads[i], b);
+    }
+
+    /// "message | debug" of every error (or warning) posted and not yet returned.
+    std::string messages(GstMessageType type)
+    {
+        while (GstMessage* m = gst_bus_pop(bus.get())) {
+            const GstMessageType t = GST_MESSAGE_TYPE(m);
+            if (t == GST_MESSAGE_ERROR || t == GST_MESSAGE_WARNING) {
+                GError* e = nullptr;
+                gchar* dbg = nullptr;
+                if (t == GST_MESSAGE_ERROR)
+                    gst_message_parse_error(m, &e, &dbg);
+                else
+                    gst_message_parse_warning(m, &e, &dbg);
+                (t == GST_MESSAGE_ERROR ? errors_ : warnings_) +=
+                    std::string(e ? e->message : "") + " | " + (dbg ? dbg : "") + "\n";
+                g_clear_error(&e);
+                g_free(dbg);
+            } else if (t == GST_MESSAGE_ELEMENT && gst_message_get_structure(m) &&
+                       gst_structure_has_name(gst_message_get_structure(m),
+                                              GST_EDGE_TENSOR_STATS_NAME)) {
+                stats_posted = true;
+            }
+            gst_message_unref(m);
+        }
+        return std::exchange(type == GST_MESSAGE_ERROR ? errors_ : warnings_, std::string());
+    }
+
+    /// The first error posted within `timeout` ("message | debug"), "" when none was.
+    std::string wait_error(GstClockTime timeout = 10 * GST_SECOND)
+    {
+        std::string e = messages(GST_MESSAGE_ERROR);
+        if (!e.empty())
+            return e;
+        if (GstMessage* m = gst_bus_timed_pop_filtered(bus.get(), timeout, GST_MESSAGE_ERROR)) {
+            GError* err = nullptr;
+            gchar* dbg = nullptr;
+            gst_message_parse_error(m, &err, &dbg);
+            e = std::string(err ? err->message : "") + " | " + (dbg ? dbg : "") + "\n";
+            g_clear_error(&err);
+            g_free(dbg);
+            gst_message_unref(m);
+        }
+        return e;
+    }
+
+    /// The element's stats structure field `name`.
+    guint64 stat(const char* name)
+    {
+        GstStructure* s = nullptr;
+        g_object_get(element, "stats", &s, nullptr);
+        guint64 v = 0;
+        if (s)
+            gst_structure_get_uint64(s, name, &v);
+        if (s)
+            gst_structure_free(s);
+        return v;
+    }
+
+    bool stats_posted = false;
+
+private:
+    std::string errors_;
+    std::string warnings_;
+};
+
+/// The slot `i` of the batch `buf` ([N, ...] of `slot_bytes` bytes each), tight.
+inline std::vector<uint8_t> slot_bytes(GstBuffer* buf, size_t i, size_t slot_bytes)
+{
+    const std::vector<uint8_t> all = buffer_bytes(buf);
+    if (all.size() < (i + 1) * slot_bytes) {
+        ADD_FAILURE() << "the batch has " << all.size() << " bytes, slot " << i << " needs "
+                      << (i + 1) * slot_bytes;
+        return {};
+    }
+    return std::vector<uint8_t>(all.begin() + long(i * slot_bytes),
+                                all.begin() + long((i + 1) * slot_bytes));
+}
+
+inline std::string caps_of(GstPad* pad)
+{
+    CapsPtr caps(gst_pad_get_current_caps(pad));
+    if (!caps)
+        return "";
+    gst::GCharPtr s(gst_caps_to_string(caps.get()));
+    return s.get();
 }
 
 } // namespace edgetensor::test

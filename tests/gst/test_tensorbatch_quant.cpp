@@ -189,5 +189,86 @@ INSTANTIATE_TEST_SUITE_P(
         BadQuant{
             "dtype=int8 quant-zero-point=5", {"quant-zero-point=5 needs quant-scale"}, false}));
 
+// ---- tensorbatch ------------------------------------------------------------------------------
+
+// The same properties on tensorbatch: every slot is the engine's quantized bytes, and the
+// batch's meta says how they are quantized.
+TEST(TensorBatchQuant, EverySlotEqualsTheEnginesQuantizedBytes)
+{
+    constexpr const char* kYuy2 = "video/x-raw,format=YUY2,width=48,height=40,colorimetry=bt601";
+    BatchHarness b("batch-size=2 width=32 height=32 layout=chw dtype=int8 "
+                   "mean=123.675,116.28,103.53 std=58.395,57.12,57.375 quant-scale=0.0186584 "
+                   "quant-zero-point=-14",
+                   2);
+    gst_harness_set_src_caps_str(b.pads[0], kNv12);
+    gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+    BufferPtr f0 = pattern_frame(kNv12, 3);
+    BufferPtr f1 = pattern_frame(kYuy2, 4);
+    ASSERT_EQ(b.push(0, f0.get(), 0), GST_FLOW_OK);
+    ASSERT_EQ(b.push(1, f1.get(), 0), GST_FLOW_OK);
+    BufferPtr out(gst_harness_pull(b.out()));
+    ASSERT_TRUE(out) << b.messages(GST_MESSAGE_ERROR);
+    const size_t slot = 3 * 32 * 32;
+    EXPECT_EQ(slot_bytes(out.get(), 0, slot), engine_bytes(kNv12, f0.get(), int8_imagenet()));
+    EXPECT_EQ(slot_bytes(out.get(), 1, slot), engine_bytes(kYuy2, f1.get(), int8_imagenet()));
+    GstEdgeTensorMeta* m = gst_buffer_get_edge_tensor_meta(out.get());
+    ASSERT_TRUE(m);
+    gfloat scale = 0;
+    gint zp = 0;
+    EXPECT_TRUE(gst_edge_tensor_meta_get_quantization(m, &scale, &zp));
+    EXPECT_EQ(scale, 0.0186584f);
+    EXPECT_EQ(zp, -14);
+    EXPECT_EQ(std::string(gst_edge_tensor_meta_get_dtype_name(m)), "int8");
+}
+
+class TensorBatchBadQuant : public ::testing::TestWithParam<BadQuant>
+{
+protected:
+    void SetUp() override { ASSERT_TRUE(load_system_plugin("coreelements")); }
+};
+
+TEST_P(TensorBatchBadQuant, NegativeIsAnErrorNamingThePropertyAndLeavesNoFd)
+{
+    const BadQuant& q = GetParam();
+    const auto before = open_fds();
+    std::string warnings;
+    PipelineRun r;
+    {
+        WarningCapture capture;
+        const std::string launch = std::string("tensorbatch name=b batch-size=1 width=16 "
+                                               "height=16 ") +
+                                   q.props +
+                                   " ! fakesink tensortestsrc num-buffers=2 ! "
+                                   "video/x-raw,format=NV12,width=64,height=48 ! b.sink_0";
+        GError* err = nullptr;
+        GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
+        ASSERT_TRUE(pipeline) << (err ? err->message : "?");
+        g_clear_error(&err);
+        r = run_pipeline(pipeline);
+        gst_object_unref(pipeline);
+        warnings = capture.text();
+    }
+    EXPECT_FALSE(r.eos) << "the pipeline ran with values that cannot apply";
+    EXPECT_FALSE(r.timed_out);
+    for (const char* what : q.named) {
+        EXPECT_NE(r.errors.find(what), std::string::npos) << what << " in: " << r.errors;
+        if (q.warned) {
+            EXPECT_NE(warnings.find(what), std::string::npos) << what << " in: " << warnings;
+        }
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue23, TensorBatchBadQuant,
+    ::testing::Values(
+        BadQuant{"dtype=int8 quant-scale=0", {"quant-scale \"0\"", "greater than 0"}, true},
+        BadQuant{
+            "dtype=int8 quant-scale=inf", {"quant-scale \"inf\"", "not a finite number"}, true},
+        BadQuant{"dtype=int8 quant-scale=0.5 quant-zero-point=128",
+                 {"quant-zero-point=128 is outside dtype=int8 (-128..127)"},
+                 false},
+        BadQuant{"dtype=float16 quant-scale=0.5", {"quantizes int8 or uint8 outputs"}, false}));
+
 } // namespace
 } // namespace edgetensor::test

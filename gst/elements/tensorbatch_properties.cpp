@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+//
+// tensorbatch's properties (tensorbatch_properties.hpp) and the GTypes of its enums.
+
+#include "tensorbatch_properties.hpp"
+
+#include "glib_raii.hpp"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+GST_DEBUG_CATEGORY_EXTERN(gst_tensor_batch_debug);
+#define GST_CAT_DEFAULT gst_tensor_batch_debug
+
+GType gst_tensor_batch_mode_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_BATCH_MODE_STREAMS, "One slot per sink pad: a frame of each stream", "streams"},
+        {GST_TENSOR_BATCH_MODE_ROI, "The slots hold the regions of interest of one stream's frames",
+         "roi"},
+        {0, nullptr, nullptr},
+    };
+    if (g_once_init_enter(&type)) {
+        GType t = g_enum_register_static("GstTensorBatchMode", values);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
+
+GType gst_tensor_batch_ordering_get_type(void)
+{
+    static gsize type = 0;
+    static const GEnumValue values[] = {
+        {GST_TENSOR_BATCH_ORDERING_FIFO,
+         "Each slot takes its stream's oldest waiting frame; no frame is dropped", "fifo"},
+        {GST_TENSOR_BATCH_ORDERING_LATEST,
+         "Each slot takes its stream's newest waiting frame; older waiting ones are dropped",
+         "latest"},
+        {0, nullptr, nullptr},
+    };
+    if (g_once_init_enter(&type)) {
+        GType t = g_enum_register_static("GstTensorBatchOrdering", values);
+        g_once_init_leave(&type, t);
+    }
+    return GType(type);
+}
+
+namespace edgetensor::gst::tensorbatch
+{
+
+namespace
+{
+
+constexpr GParamFlags kReadyFlags =
+    GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+constexpr GParamFlags kPlayingFlags =
+    GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+constexpr GParamFlags kReportFlags = GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+} // namespace
+
+bool parse_roi_labels(const char* str, std::vector<std::string>* out, std::string* why)
+{
+    out->clear();
+    if (!str || !*str)
+        return true;
+    gchar** parts = g_strsplit(str, ",", -1);
+    bool ok = true;
+    for (gchar** p = parts; *p && ok; ++p) {
+        g_strstrip(*p);
+        if (!**p) {
+            *why = "an empty label (labels are comma separated, e.g. \"person,car\")";
+            ok = false;
+        } else {
+            out->emplace_back(*p);
+        }
+    }
+    g_strfreev(parts);
+    if (!ok)
+        out->clear();
+    return ok;
+}
+
+void install_properties(GObjectClass* klass)
+{
+    tensorconvert::install_output_properties(klass);
+    g_object_class_install_property(
+        klass, PROP_BATCH_SIZE,
+        g_param_spec_uint("batch-size", "Batch size",
+                          "Slots per batch, N of the output's leading dimension (1 to 1024; a "
+                          "batch may also not exceed 4 GiB; default 4)",
+                          1, kMaxBatchSize, DEFAULT_BATCH_SIZE, kReadyFlags));
+    g_object_class_install_property(
+        klass, PROP_BATCHED_PUSH_TIMEOUT,
+        g_param_spec_uint64(
+            "batched-push-timeout", "Batched push timeout",
+            "The latency bound in nanoseconds: a batch still missing frames goes out this long "
+            "after its oldest frame's running time (plus upstream's latency), its empty slots "
+            "marked (0 to 18446744073709551615; the maximum waits for every stream; default "
+            "33333333, one frame at 30 fps)",
+            0, G_MAXUINT64, DEFAULT_BATCHED_PUSH_TIMEOUT, kPlayingFlags));
+    g_object_class_install_property(
+        klass, PROP_ORDERING,
+        g_param_spec_enum("ordering", "Ordering",
+                          "Which frame of a stream a batch takes when several wait: fifo (the "
+                          "oldest; none dropped) or latest (the newest; older waiting frames of "
+                          "that stream dropped and counted) (default: fifo)",
+                          GST_TYPE_TENSOR_BATCH_ORDERING, DEFAULT_ORDERING, kReadyFlags));
+    g_object_class_install_property(
+        klass, PROP_MODE,
+        g_param_spec_enum("mode", "Mode",
+                          "streams (one slot per sink pad) or roi (the slots hold the regions of "
+                          "interest of one stream's frames: GstVideoRegionOfInterestMeta, and "
+                          "object detections of GstAnalyticsRelationMeta on GStreamer 1.24+; "
+                          "needs width and height) (default: streams)",
+                          GST_TYPE_TENSOR_BATCH_MODE, DEFAULT_MODE, kReadyFlags));
+    g_object_class_install_property(
+        klass, PROP_ROI_LABELS,
+        g_param_spec_string("roi-labels", "ROI labels",
+                            "mode=roi: the region types or classes to batch, comma separated, "
+                            "e.g. \"person,car\" (default: empty = every region)",
+                            "", kReadyFlags));
+    g_object_class_install_property(
+        klass, PROP_ROI_MIN_SIZE,
+        g_param_spec_uint("roi-min-size", "ROI minimum size",
+                          "mode=roi: regions narrower or lower than this many source pixels are "
+                          "skipped (0 to 16384; default 0 = every size)",
+                          0, tensorconvert::kMaxSize, DEFAULT_ROI_MIN_SIZE, kReadyFlags));
+    g_object_class_install_property(
+        klass, PROP_COPIES,
+        g_param_spec_uint64("copies", "Copies",
+                            "Input frames copied before conversion (bottom-up frames, which the "
+                            "engine reads from a top-down copy); 0 otherwise: every frame is "
+                            "converted straight into its slot (read-only, since the element "
+                            "started)",
+                            0, G_MAXUINT64, 0, kReportFlags));
+    g_object_class_install_property(
+        klass, PROP_STATS,
+        g_param_spec_boxed("stats", "Statistics",
+                           "edgetensor-stats: frames, copies, zero-copy, batches, partial-batches, "
+                           "empty-slots, dropped, rois, rois-refused, rois-filtered and the "
+                           "inputs' import caches (hits, misses, evictions, entries) since the "
+                           "element started; also posted as an element message at EOS "
+                           "(read-only)",
+                           GST_TYPE_STRUCTURE, kReportFlags));
+}
+
+bool set_property(GstElement* self, Settings* settings, guint prop_id, const GValue* value,
+                  GParamSpec* pspec)
+{
+    if (tensorconvert::set_output_property(self, settings, prop_id, value, pspec))
+        return false;
+    if (refuse_unless_ready(self, pspec))
+        return false;
+    try {
+        std::vector<std::string> labels;
+        const char* str = nullptr;
+        if (prop_id == PROP_ROI_LABELS) {
+            str = g_value_get_string(value);
+            std::string why;
+            if (!parse_roi_labels(str, &labels, &why)) {
+                tensorconvert::refuse_value(self, settings, pspec->name, str, why);
+                return false;
+            }
+        }
+        ObjectLockGuard lock(self);
+        Settings& s = *settings;
+        s.refused.accept(pspec->name);
+        switch (prop_id) {
+        case PROP_BATCH_SIZE:
+            s.batch_size = g_value_get_uint(value);
+            break;
+        case PROP_BATCHED_PUSH_TIMEOUT: {
+            const guint64 t = g_value_get_uint64(value);
+            const bool changed = t != s.timeout;
+            s.timeout = t;
+            return changed;
+        }
+        case PROP_ORDERING:
+            s.ordering = GstTensorBatchOrdering(g_value_get_enum(value));
+            break;
+        case PROP_MODE:
+            s.mode = GstTensorBatchMode(g_value_get_enum(value));
+            break;
+        case PROP_ROI_LABELS:
+            s.roi_labels_str = str ? str : "";
+            s.roi_labels = std::move(labels);
+            break;
+        case PROP_ROI_MIN_SIZE:
+            s.roi_min_size = g_value_get_uint(value);
+            break;
+        default:
+            G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
+            break;
+        }
+    } catch (const std::exception& e) {
+        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
+    }
+    return false;
+}
+
+bool get_property(const Settings& s, guint prop_id, GValue* value)
+{
+    if (tensorconvert::get_output_property(s, prop_id, value))
+        return true;
+    switch (prop_id) {
+    case PROP_BATCH_SIZE:
+        g_value_set_uint(value, s.batch_size);
+        break;
+    case PROP_BATCHED_PUSH_TIMEOUT:
+        g_value_set_uint64(value, s.timeout);
+        break;
+    case PROP_ORDERING:
+        g_value_set_enum(value, s.ordering);
+        break;
+    case PROP_MODE:
+        g_value_set_enum(value, s.mode);
+        break;
+    case PROP_ROI_LABELS:
+        g_value_set_string(value, s.roi_labels_str.c_str());
+        break;
+    case PROP_ROI_MIN_SIZE:
+        g_value_set_uint(value, s.roi_min_size);
+        break;
+    default:
+        return false;
+    }
+    return true;
+}
+
+} // namespace edgetensor::gst::tensorbatch

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+//
+// tensorbatch in streams mode (issue 23 items 1-3): each stream's frame is converted into its
+// slot with exactly the engine's bytes, whatever each pad's format and size; the caps say
+// [N, ...]; the provenance maps a box of each slot back to its frame; a partial batch goes out
+// when batched-push-timeout expires, its empty slot zeroed and marked; a stream's EOS empties
+// its slot and EOS follows the last stream; pads come and go while playing; a caps change on
+// one pad rebuilds that slot only; the ordering policy; nothing is copied.
+
+#include "element_harness.hpp"
+#include "fd_count.hpp"
+#include "require.hpp"
+#include "tensorbatch_test_util.hpp"
+#include "vivid.hpp"
+
+#include <gst/allocators/allocators.h>
+#include <gst/app/gstappsink.h>
+#include <gst/edgetensor/edgetensor.h>
+
+#include <string>
+#include <vector>
+
+namespace edgetensor::test
+{
+namespace
+{
+
+constexpr const char* kNv12 = "video/x-raw,format=NV12,width=320,height=240,framerate=30/1,"
+                              "colorimetry=bt709";
+constexpr const char* kYuy2 = "video/x-raw,format=YUY2,width=160,height=120,framerate=30/1,"
+                              "colorimetry=bt601";
+constexpr const char* kRgb = "video/x-raw,format=RGB,width=100,height=80,framerate=30/1";
+
+// 64x48 RGB u8 HWC slots.
+constexpr size_t kSlotBytes = 64 * 48 * 3;
+
+ConvertConfig slot_config()
+{
+    ConvertConfig c;
+    c.dst_width = 64;
+    c.dst_height = 48;
+    return c;
+}
+
+const GstEdgeTensorBatchSlot* slot_of(GstBuffer* b, guint i)
+{
+    const GstEdgeTensorBatchMeta* m = gst_buffer_get_edge_tensor_batch_meta(b);
+    return m ? gst_edge_tensor_batch_meta_get_slot(m, i) : nullptr;
+}
+
+TEST(TensorBatch, EachStreamFillsItsSlotWithTheEnginesBytesAndTheCapsSayTheBatch)
+{
+    BatchHarness b("batch-size=2 width=64 height=48", 2);
+    gst_harness_set_src_caps_str(b.pads[0], kNv12);
+    gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+    for (guint frame = 0; frame < 3; ++frame) {
+        BufferPtr f0 = pattern_frame(kNv12, frame);
+        BufferPtr f1 = pattern_frame(kYuy2, frame + 10);
+        ASSERT_EQ(b.push(0, f0.get(), frame * 33 * GST_MSECOND), GST_FLOW_OK);
+        ASSERT_EQ(b.push(1, f1.get(), frame * 33 * GST_MSECOND + GST_MSECOND), GST_FLOW_OK);
+        BufferPtr out(gst_harness_pull(b.out()));
+        ASSERT_TRUE(out) << b.messages(GST_MESSAGE_ERROR);
+        EXPECT_EQ(slot_bytes(out.get(), 0, kSlotBytes),
+                  engine_bytes(kNv12, f0.get(), slot_config()));
+        EXPECT_EQ(slot_bytes(out.get(), 1, kSlotBytes),
+                  engine_bytes(kYuy2, f1.get(), slot_config()));
+        EXPECT_EQ(GST_BUFFER_PTS(out.get()), frame * 33 * GST_MSECOND) << "the oldest frame's";
+        const GstEdgeTensorBatchSlot* s0 = slot_of(out.get(), 0);
+        const GstEdgeTensorBatchSlot* s1 = slot_of(out.get(), 1);
+        ASSERT_TRUE(s0 && s1);
+        EXPECT_TRUE(s0->filled && s1->filled);
+        EXPECT_EQ(s0->pad_index, 0u);
+        EXPECT_EQ(s1->pad_index, 1u);
+        EXPECT_EQ(s1->pts, frame * 33 * GST_MSECOND + GST_MSECOND);
+        EXPECT_EQ(s0->source_width, 320u);
+        EXPECT_EQ(s1->source_width, 160u);
+        EXPECT_EQ(s1->source_height, 120u);
+        EXPECT_NE(s0->applied_colorimetry, s1->applied_colorimetry) << "bt709 vs bt601";
+    }
+    const std::string caps = caps_of(b.out()->sinkpad);
+    EXPECT_NE(caps.find("dimensions=(string)3:64:48:2"), std::string::npos) << caps;
+    EXPECT_NE(caps.find("types=(string)uint8"), std::string::npos) << caps;
+    GstEdgeTensorMeta* tm = nullptr;
+    {
+        BufferPtr f0 = pattern_frame(kNv12, 7);
+        ASSERT_EQ(b.push(0, f0.get(), GST_SECOND), GST_FLOW_OK);
+        ASSERT_EQ(b.push(1, pattern_frame(kYuy2, 7).get(), GST_SECOND), GST_FLOW_OK);
+        BufferPtr out(gst_harness_pull(b.out()));
+        ASSERT_TRUE(out);
+        tm = gst_buffer_get_edge_tensor_meta(out.get());
+        ASSERT_TRUE(tm) << "the pool's meta describes the whole batch";
+        guint n = 0;
+        gst::GCharPtr shape(reinterpret_cast<gchar*>(gst_edge_tensor_meta_get_shape(tm, &n)));
+        ASSERT_EQ(n, 4u);
+        const auto* dims = reinterpret_cast<const guint64*>(shape.get());
+        EXPECT_EQ(dims[0], 2u);
+        EXPECT_EQ(dims[1], 48u);
+        EXPECT_EQ(dims[2], 64u);
+        EXPECT_EQ(dims[3], 3u);
+    }
+    EXPECT_EQ(b.stat("frames"), 8u);
+    EXPECT_EQ(b.stat("copies"), 0u);
+    EXPECT_EQ(b.stat("batches"), 4u);
+    EXPECT_EQ(b.stat("partial-batches"), 0u);
+    guint64 copies = 1;
+    g_object_get(b.element, "copies", &copies, nullptr);
+    EXPECT_EQ(copies, 0u);
+    EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+}
+
+// The provenance of every slot maps a box found in it back to where it was in its own frame,
+// through each stream's own scale and letterbox.
+TEST(TensorBatch, ABoxInEachSlotMapsBackToItsFrame)
+{
+    BatchHarness b("batch-size=3 width=96 height=96 letterbox=true", 2);
+    const char* caps0 = "video/x-raw,format=RGB,width=320,height=180";
+    const char* caps1 = "video/x-raw,format=NV12,width=120,height=200,colorimetry=bt601";
+    gst_harness_set_src_caps_str(b.pads[0], caps0);
+    gst_harness_set_src_caps_str(b.pads[1], caps1);
+    const Box box0{200, 40, 60, 90};
+    const Box box1{10, 120, 50, 40};
+    ASSERT_EQ(b.push(0, frame_with_box(caps0, box0).get(), 0), GST_FLOW_OK);
+    ASSERT_EQ(b.push(1, frame_with_box(caps1, box1).get(), 0), GST_FLOW_OK)
+        << b.messages(GST_MESSAGE_ERROR) << b.messages(GST_MESSAGE_WARNING);
+    BufferPtr out(gst_harness_pull(b.out()));
+    ASSERT_TRUE(out) << b.messages(GST_MESSAGE_ERROR);
+    const size_t slot = 96 * 96 * 3;
+    for (guint i = 0; i < 2; ++i) {
+        SCOPED_TRACE(i);
+        const GstEdgeTensorBatchSlot* s = slot_of(out.get(), i);
+        ASSERT_TRUE(s);
+        const std::vector<uint8_t> px = slot_bytes(out.get(), i, slot);
+        const Box found = bright_box(px.data(), 96, 96, 3);
+        expect_maps_back(s, found, i == 0 ? box0 : box1,
+                         1.0 / std::min(s->scale_x, s->scale_y) + 1);
+    }
+    // The third slot has no stream: empty, zero bytes.
+    const GstEdgeTensorBatchSlot* s2 = slot_of(out.get(), 2);
+    ASSERT_TRUE(s2);
+    EXPECT_FALSE(s2->filled);
+    EXPECT_EQ(slot_bytes(out.get(), 2, slot), std::vector<uint8_t>(slot, 0));
+}
+
+// The latency bound: with one of two streams silent, the frame of the other goes out once
+// batched-push-timeout has passed, the silent stream's slot zeroed and marked.
+TEST(TensorBatch, APartialBatchGoesOutWhenTheTimeoutExpires)
+{
+    BatchHarness b("batch-size=2 width=64 height=48 batched-push-timeout=20000000", 2);
+    for (GstHarness* h : b.pads)
+        gst_harness_use_systemclock(h);
+    gst_harness_set_src_caps_str(b.pads[0], kNv12);
+    gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+    BufferPtr f0 = pattern_frame(kNv12, 3);
+    ASSERT_EQ(b.push(0, f0.get(), 0), GST_FLOW_OK);
+    BufferPtr out(gst_harness_pull(b.out())); // waits up to a minute: "it arrives"
+    ASSERT_TRUE(out) << "no partial batch";
+    EXPECT_EQ(slot_bytes(out.get(), 0, kSlotBytes), engine_bytes(kNv12, f0.get(), slot_config()));
+    const GstEdgeTensorBatchSlot* s1 = slot_of(out.get(), 1);
+    ASSERT_TRUE(s1);
+    EXPECT_FALSE(s1->filled);
+    EXPECT_EQ(s1->roi_id, -1);
+    EXPECT_EQ(slot_bytes(out.get(), 1, kSlotBytes), std::vector<uint8_t>(kSlotBytes, 0));
+    EXPECT_EQ(b.stat("partial-batches"), 1u);
+    EXPECT_EQ(b.stat("empty-slots"), 1u);
+}
+
+// A stream's EOS empties its slot at once (no timeout to wait for); EOS follows the last one,
+// with the statistics posted.
+TEST(TensorBatch, EosOfOneStreamEmptiesItsSlotAndEosFollowsTheLast)
+{
+    BatchHarness b("batch-size=2 width=64 height=48 batched-push-timeout=18446744073709551615", 2);
+    gst_harness_set_src_caps_str(b.pads[0], kNv12);
+    gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+    ASSERT_EQ(b.push(0, pattern_frame(kNv12, 1).get(), 0), GST_FLOW_OK);
+    ASSERT_EQ(b.push(1, pattern_frame(kYuy2, 1).get(), 0), GST_FLOW_OK);
+    BufferPtr first(gst_harness_pull(b.out()));
+    ASSERT_TRUE(first);
+    EXPECT_TRUE(slot_of(first.get(), 1)->filled);
+    ASSERT_TRUE(gst_harness_push_event(b.pads[1], gst_event_new_eos()));
+    // With an unbounded timeout only the EOS lets this batch out.
+    ASSERT_EQ(b.push(0, pattern_frame(kNv12, 2).get(), 33 * GST_MSECOND), GST_FLOW_OK);
+    BufferPtr second(gst_harness_pull(b.out()));
+    ASSERT_TRUE(second);
+    EXPECT_TRUE(slot_of(second.get(), 0)->filled);
+    EXPECT_FALSE(slot_of(second.get(), 1)->filled);
+    ASSERT_TRUE(gst_harness_push_event(b.pads[0], gst_event_new_eos()));
+    // Events reach the harness's sink in order: the EOS comes after the batches.
+    bool eos = false;
+    for (int i = 0; i < 100 && !eos; ++i) {
+        GstEvent* e = gst_harness_pull_event(b.out());
+        if (!e)
+            break;
+        eos = GST_EVENT_TYPE(e) == GST_EVENT_EOS;
+        gst_event_unref(e);
+    }
+    EXPECT_TRUE(eos);
+    b.messages(GST_MESSAGE_ERROR);
+    EXPECT_TRUE(b.stats_posted) << "edgetensor-stats at EOS";
+}
+
+// A pad requested while playing takes the free slot and its stream joins the next batch; a pad
+// refused when every slot is taken says so.
+TEST(TensorBatch, APadRequestedWhilePlayingJoinsAndExtraPadsAreRefused)
+{
+    BatchHarness b("batch-size=2 width=64 height=48 batched-push-timeout=18446744073709551615", 1);
+    gst_harness_set_src_caps_str(b.pads[0], kNv12);
+    ASSERT_EQ(b.push(0, pattern_frame(kNv12, 1).get(), 0), GST_FLOW_OK);
+    BufferPtr alone(gst_harness_pull(b.out()));
+    ASSERT_TRUE(alone);
+    EXPECT_TRUE(slot_of(alone.get(), 0)->filled);
+    EXPECT_FALSE(slot_of(alone.get(), 1)->filled) << "no stream for slot 1 yet";
+
+    GstState state = GST_STATE_NULL;
+    gst_element_get_state(b.element, &state, nullptr, 0);
+    ASSERT_EQ(state, GST_STATE_PLAYING);
+    GstHarness* late = b.add_pad();
+    ASSERT_TRUE(late);
+    gst_harness_set_src_caps_str(late, kRgb);
+    BufferPtr f1 = pattern_frame(kRgb, 4);
+    ASSERT_EQ(b.push(1, f1.get(), 33 * GST_MSECOND), GST_FLOW_OK);
+    ASSERT_EQ(b.push(0, pattern_frame(kNv12, 2).get(), 33 * GST_MSECOND), GST_FLOW_OK);
+    BufferPtr both(gst_harness_pull(b.out()));
+    ASSERT_TRUE(both);
+    EXPECT_TRUE(slot_of(both.get(), 1)->filled);
+    EXPECT_EQ(slot_of(both.get(), 1)->pad_index, 1u);
+    EXPECT_EQ(slot_bytes(both.get(), 1, kSlotBytes), engine_bytes(kRgb, f1.get(), slot_config()));
+
+    // Both slots taken: a third pad is refused, naming why.
+    GstPad* third = gst_element_request_pad_simple(b.element, "sink_%u");
+    EXPECT_EQ(third, nullptr);
+    const std::string w = b.messages(GST_MESSAGE_WARNING);
+    EXPECT_NE(w.find("all 2 slots are taken (batch-size=2)"), std::string::npos) << w;
+}
+
+// Released while playing, a pad frees its slot, which the next pad requested takes.
+TEST(TensorBatch, APadReleasedWhilePlayingFreesItsSlot)
+{
+    ASSERT_TRUE(load_system_plugin("coreelements"));
+    ASSERT_TRUE(load_system_plugin("app"));
+    GError* err = nullptr;
+    GstElement* pipeline = gst_parse_launch(
+        "tensorbatch name=b batch-size=2 width=32 height=32 batched-push-timeout=10000000 ! "
+        "appsink name=sink sync=false max-buffers=4 "
+        "tensortestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48 ! b.sink_0 "
+        "tensortestsrc name=extra is-live=true ! video/x-raw,format=RGB,width=40,height=30 ! "
+        "b.sink_1",
+        &err);
+    ASSERT_TRUE(pipeline) << (err ? err->message : "?");
+    g_clear_error(&err);
+    GstElement* batch = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+    GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+    GstElement* extra = gst_bin_get_by_name(GST_BIN(pipeline), "extra");
+    ASSERT_EQ(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_ASYNC);
+    // Wait for a batch with both slots filled.
+    auto filled = [&](guint slot) {
+        for (int i = 0; i < 50; ++i) {
+            GstSample* smp = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+            if (!smp)
+                return false;
+            const GstEdgeTensorBatchSlot* s = slot_of(gst_sample_get_buffer(smp), slot);
+            const bool f = s && s->filled;
+            gst_sample_unref(smp);
+            if (f)
+                return true;
+        }
+        return false;
+    };
+    EXPECT_TRUE(filled(1)) << "the second stream never reached its slot";
+
+    // Release sink_1 while playing: its source stops first (the application's part).
+    GstPad* pad1 = gst_element_get_static_pad(batch, "sink_1");
+    ASSERT_TRUE(pad1);
+    gst_element_set_locked_state(extra, TRUE);
+    gst_element_set_state(extra, GST_STATE_NULL);
+    GstElement* capsf = nullptr;
+    {
+        GstPad* peer = gst_pad_get_peer(pad1);
+        ASSERT_TRUE(peer);
+        capsf = gst_pad_get_parent_element(peer);
+        gst_pad_unlink(peer, pad1);
+        gst_object_unref(peer);
+    }
+    gst_element_release_request_pad(batch, pad1);
+    gst_object_unref(pad1);
+    gst_element_set_locked_state(capsf, TRUE);
+    gst_element_set_state(capsf, GST_STATE_NULL);
+    gst_bin_remove_many(GST_BIN(pipeline), extra, capsf, nullptr);
+    gst_object_unref(capsf);
+
+    // Batches keep coming, slot 1 empty; a new pad takes the freed slot.
+    bool empty_seen = false;
+    for (int i = 0; i < 50 && !empty_seen; ++i) {
+        GstSample* smp = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+        ASSERT_TRUE(smp) << "batches stopped after the release";
+        const GstEdgeTensorBatchSlot* s = slot_of(gst_sample_get_buffer(smp), 1);
+        empty_seen = s && !s->filled;
+        gst_sample_unref(smp);
+    }
+    EXPECT_TRUE(empty_seen);
+    GstPad* again = gst_element_request_pad_simple(batch, "sink_%u");
+    ASSERT_TRUE(again) << "the freed slot is not given again";
+    gst_element_release_request_pad(batch, again);
+    gst_object_unref(again);
+
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(extra);
+    gst_object_unref(sink);
+    gst_object_unref(batch);
+    gst_object_unref(pipeline);
+}
+
+// New caps on one pad rebuild that pad's converter: the batch caps stay, the other slot is
+// untouched, the changed slot has the engine's bytes of the new format.
+TEST(TensorBatch, ACapsChangeOnOnePadRenegotiatesThatSlotOnly)
+{
+    BatchHarness b("batch-size=2 width=64 height=48", 2);
+    gst_harness_set_src_caps_str(b.pads[0], kNv12);
+    gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+    BufferPtr f0 = pattern_frame(kNv12, 1);
+    ASSERT_EQ(b.push(0, f0.get(), 0), GST_FLOW_OK);
+    ASSERT_EQ(b.push(1, pattern_frame(kYuy2, 1).get(), 0), GST_FLOW_OK);
+    BufferPtr before(gst_harness_pull(b.out()));
+    ASSERT_TRUE(before);
+    const std::string caps_before = caps_of(b.out()->sinkpad);
+
+    gst_harness_set_src_caps_str(b.pads[1], kRgb);
+    BufferPtr f1 = pattern_frame(kRgb, 9);
+    ASSERT_EQ(b.push(0, f0.get(), 33 * GST_MSECOND), GST_FLOW_OK);
+    ASSERT_EQ(b.push(1, f1.get(), 33 * GST_MSECOND), GST_FLOW_OK);
+    BufferPtr after(gst_harness_pull(b.out()));
+    ASSERT_TRUE(after) << b.messages(GST_MESSAGE_ERROR);
+    EXPECT_EQ(caps_of(b.out()->sinkpad), caps_before) << "the batch's caps changed";
+    EXPECT_EQ(slot_bytes(after.get(), 0, kSlotBytes), engine_bytes(kNv12, f0.get(), slot_config()));
+    EXPECT_EQ(slot_bytes(after.get(), 1, kSlotBytes), engine_bytes(kRgb, f1.get(), slot_config()));
+    EXPECT_EQ(slot_of(after.get(), 1)->source_width, 100u);
+    EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+}
+
+// ordering=fifo takes a stream's oldest waiting frame, ordering=latest its newest (the older
+// dropped and counted).
+TEST(TensorBatch, OrderingPicksTheOldestOrTheNewestWaitingFrame)
+{
+    for (const char* ordering : {"fifo", "latest"}) {
+        SCOPED_TRACE(ordering);
+        BatchHarness b(std::string("batch-size=2 width=64 height=48 ordering=") + ordering +
+                           " batched-push-timeout=18446744073709551615",
+                       2);
+        gst_harness_set_src_caps_str(b.pads[0], kNv12);
+        gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+        // Two frames wait on sink_0 (a live pad queues two) before sink_1 has one.
+        ASSERT_EQ(b.push(0, pattern_frame(kNv12, 1).get(), 0), GST_FLOW_OK);
+        ASSERT_EQ(b.push(0, pattern_frame(kNv12, 2).get(), 33 * GST_MSECOND), GST_FLOW_OK);
+        ASSERT_EQ(b.push(1, pattern_frame(kYuy2, 1).get(), 40 * GST_MSECOND), GST_FLOW_OK);
+        BufferPtr out(gst_harness_pull(b.out()));
+        ASSERT_TRUE(out);
+        const bool latest = std::string(ordering) == "latest";
+        EXPECT_EQ(slot_of(out.get(), 0)->pts, latest ? 33 * GST_MSECOND : 0u);
+        EXPECT_EQ(b.stat("dropped"), latest ? 1u : 0u);
+    }
+}
+
+// Every state, over and over, with frames in between.
+TEST(TensorBatch, StateCyclingWithFramesInBetween)
+{
+    BatchHarness b("batch-size=2 width=32 height=32", 2);
+    for (int round = 0; round < 4; ++round) {
+        SCOPED_TRACE(round);
+        for (GstHarness* h : b.pads)
+            gst_harness_play(h);
+        gst_harness_set_src_caps_str(b.pads[0], kNv12);
+        gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+        ASSERT_EQ(b.push(0, pattern_frame(kNv12, 1).get(), 0), GST_FLOW_OK);
+        ASSERT_EQ(b.push(1, pattern_frame(kYuy2, 1).get(), 0), GST_FLOW_OK);
+        BufferPtr out(gst_harness_pull(b.out()));
+        ASSERT_TRUE(out);
+        for (GstState s : {GST_STATE_PAUSED, GST_STATE_READY, GST_STATE_NULL})
+            ASSERT_NE(gst_element_set_state(b.element, s), GST_STATE_CHANGE_FAILURE);
+    }
+    EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+}
+
+// The real-kernel lane: a vivid camera's DMA-BUFs and tensortestsrc's DMA-BUF pool in one
+// batch, every frame converted straight into a DMA-BUF batch tensor, nothing copied.
+TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
+{
+    ET_REQUIRE_DMA_OR_SKIP();
+    std::string node;
+    ET_REQUIRE_VIVID_OR_SKIP(node);
+    ASSERT_TRUE(load_system_plugin("coreelements"));
+    ASSERT_TRUE(load_system_plugin("app"));
+    ASSERT_TRUE(load_system_plugin("video4linux2"));
+    const auto fds_before = open_fds();
+    {
+        GError* err = nullptr;
+        const std::string launch =
+            "tensorbatch name=b batch-size=2 width=64 height=64 layout=chw dtype=float32 "
+            "std=255 ! appsink name=sink sync=false "
+            "v4l2src device=" +
+            node +
+            " io-mode=dmabuf num-buffers=20 ! video/x-raw,format=YUY2,width=320,height=180 ! "
+            "b.sink_0 tensortestsrc memory=dma num-buffers=20 ! "
+            "video/x-raw,format=NV12,width=320,height=180 ! b.sink_1";
+        GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
+        ASSERT_TRUE(pipeline) << (err ? err->message : "?");
+        g_clear_error(&err);
+        GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+        GstElement* batch = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+        gst_element_set_state(pipeline, GST_STATE_PLAYING);
+        int batches = 0, dma = 0, both = 0;
+        while (GstSample* smp = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND)) {
+            GstBuffer* buf = gst_sample_get_buffer(smp);
+            ++batches;
+            dma += gst_is_dmabuf_memory(gst_buffer_peek_memory(buf, 0)) ? 1 : 0;
+            const GstEdgeTensorBatchSlot* s0 = slot_of(buf, 0);
+            const GstEdgeTensorBatchSlot* s1 = slot_of(buf, 1);
+            both += s0 && s1 && s0->filled && s1->filled ? 1 : 0;
+            gst_sample_unref(smp);
+        }
+        GstStructure* stats = nullptr;
+        g_object_get(batch, "stats", &stats, nullptr);
+        ASSERT_TRUE(stats);
+        guint64 copies = 1, frames = 0, hits = 0, misses = 0;
+        gst_structure_get_uint64(stats, "copies", &copies);
+        gst_structure_get_uint64(stats, "frames", &frames);
+        gst_structure_get_uint64(stats, "hits", &hits);
+        gst_structure_get_uint64(stats, "misses", &misses);
+        gst_structure_free(stats);
+        gst_element_set_state(pipeline, GST_STATE_NULL);
+        gst_object_unref(batch);
+        gst_object_unref(sink);
+        gst_object_unref(pipeline);
+        EXPECT_GE(batches, 10);
+        EXPECT_EQ(dma, batches) << "every batch is a DMA-BUF";
+        EXPECT_GE(both, 1) << "no batch held both streams";
+        EXPECT_EQ(copies, 0u);
+        EXPECT_GE(frames, 20u);
+        EXPECT_GT(hits + misses, 0u) << "the camera's DMA-BUFs were not imported";
+    }
+    EXPECT_EQ(open_fds(), fds_before) << describe_fds(open_fds());
+}
+
+} // namespace
+} // namespace edgetensor::test
