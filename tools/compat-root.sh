@@ -297,7 +297,9 @@ inside() {
         # The kernel is for qemu's -kernel (tests/vm builds its own initramfs): no initrd.
         envs+=(INITRD=No)
     else
-        envs+=(CCACHE_DIR=/var/cache/ccache)
+        # Paths relative to the clones' parent, as on the host: another worktree's objects hit.
+        envs+=(CCACHE_DIR=/var/cache/ccache CCACHE_BASEDIR="$(dirname "$here")"
+            CCACHE_NOHASHDIR=true)
     fi
     local name
     while IFS='=' read -r -d '' name _; do
