@@ -33,8 +33,8 @@
 # EDGETENSOR_BIND (space-separated host paths also mounted at the same path in the root;
 # HOST:PATH mounts HOST at PATH).
 # Passed into the root: TERM, DEBIAN_FRONTEND, BUILD_DIR, SKIP_DEPS, MESON_ARGS, CC, CXX, and
-# every EDGETENSOR_*, ETVM_*, GST_*, G_*, ASAN_*, UBSAN_*, TSAN_*, LSAN_* variable. ccache keeps
-# its files per release in $EDGETENSOR_ROOTS/<codename>.ccache.
+# every EDGETENSOR_*, ETVM_*, GST_*, G_*, ASAN_*, UBSAN_*, TSAN_*, LSAN_* variable, and
+# CCACHE_DISABLE. ccache keeps its files per release in $EDGETENSOR_ROOTS/<codename>.ccache.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -305,7 +305,7 @@ inside() {
     while IFS='=' read -r -d '' name _; do
         case "$name" in
         TERM | DEBIAN_FRONTEND | BUILD_DIR | SKIP_DEPS | MESON_ARGS | CC | CXX | EDGETENSOR_* | \
-            ETVM_* | GST_* | G_* | ASAN_* | UBSAN_* | TSAN_* | LSAN_*)
+            ETVM_* | GST_* | G_* | ASAN_* | UBSAN_* | TSAN_* | LSAN_* | CCACHE_DISABLE)
             envs+=("$name=${!name}")
             ;;
         esac
