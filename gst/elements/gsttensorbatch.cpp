@@ -50,6 +50,7 @@
 #include "tensorbatch_provenance.hpp"
 #include "tensorbatch_roi.hpp"
 #include "tensorbatch_stats.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/edgetensor/edgetensor.hpp>
@@ -59,7 +60,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -331,22 +331,18 @@ gboolean gst_tensor_batch_sink_event(GstAggregator* agg, GstAggregatorPad* aggpa
 {
     auto* self = GST_TENSOR_BATCH(agg);
     auto* pad = GST_TENSOR_BATCH_PAD(aggpad);
-    try {
-        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+        const gboolean ok = eg::guarded(agg, "sink_event", FALSE, [&] {
             GstCaps* caps = nullptr;
             gst_event_parse_caps(event, &caps);
-            const gboolean ok = handle_caps(self, pad, caps);
-            gst_event_unref(event);
-            return ok;
-        }
-        if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            pad->stream->clear_cache("flush-stop");
-        }
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
+            return handle_caps(self, pad, caps);
+        });
         gst_event_unref(event);
-        return FALSE;
+        return ok;
+    }
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        pad->stream->clear_cache("flush-stop");
     }
     return GST_AGGREGATOR_CLASS(gst_tensor_batch_parent_class)->sink_event(agg, aggpad, event);
 }
@@ -357,13 +353,13 @@ gboolean gst_tensor_batch_sink_query(GstAggregator* agg, GstAggregatorPad* aggpa
         GST_AGGREGATOR_CLASS(gst_tensor_batch_parent_class)->sink_query(agg, aggpad, query);
     if (GST_QUERY_TYPE(query) != GST_QUERY_ACCEPT_CAPS)
         return res;
-    try {
+    eg::guarded(agg, "sink_query", [&] {
         gboolean accepted = FALSE;
         gst_query_parse_accept_caps_result(query, &accepted);
         GstCaps* caps = nullptr;
         gst_query_parse_accept_caps(query, &caps);
         if (accepted || !caps || !gst_caps_is_fixed(caps))
-            return res;
+            return;
         // Fixed caps refused: say why once per pad and caps, or the pipeline only hears
         // "not-negotiated" from upstream.
         const std::string why = tb::why_refused(caps, settings_snapshot(agg));
@@ -378,17 +374,13 @@ gboolean gst_tensor_batch_sink_query(GstAggregator* agg, GstAggregatorPad* aggpa
             GST_ELEMENT_WARNING(
                 agg, CORE, NEGOTIATION,
                 ("%s cannot take %s: %s.", GST_PAD_NAME(aggpad), cs.get(), why.c_str()), (nullptr));
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(agg, "accept-caps: %s", e.what());
-    }
+    });
     return res;
 }
 
-GstFlowReturn gst_tensor_batch_update_src_caps(GstAggregator* agg, GstCaps* downstream,
-                                               GstCaps** ret)
+GstFlowReturn update_src_caps_impl(GstTensorBatch* self, GstCaps* downstream, GstCaps** ret)
 {
-    auto* self = GST_TENSOR_BATCH(agg);
-    try {
+    {
         const tb::Settings s = settings_snapshot(self);
         et::Shape shape;
         {
@@ -421,10 +413,15 @@ GstFlowReturn gst_tensor_batch_update_src_caps(GstAggregator* agg, GstCaps* down
         *ret = result;
         state_of(self).negotiation_error = false;
         return GST_FLOW_OK;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
     }
-    return GST_FLOW_NOT_NEGOTIATED;
+}
+
+GstFlowReturn gst_tensor_batch_update_src_caps(GstAggregator* agg, GstCaps* downstream,
+                                               GstCaps** ret)
+{
+    return eg::guarded(agg, "update_src_caps", GST_FLOW_NOT_NEGOTIATED, [&] {
+        return update_src_caps_impl(GST_TENSOR_BATCH(agg), downstream, ret);
+    });
 }
 
 // GstAggregator's negotiation, with an error that says why when it fails before asking us
@@ -436,7 +433,7 @@ gboolean gst_tensor_batch_negotiate(GstAggregator* agg)
     const gboolean ok = GST_AGGREGATOR_CLASS(gst_tensor_batch_parent_class)->negotiate(agg);
     if (ok || state_of(self).negotiation_error || GST_PAD_IS_FLUSHING(GST_AGGREGATOR_SRC_PAD(agg)))
         return ok;
-    try {
+    eg::guarded(agg, "negotiate", [&] {
         eg::MiniObjectPtr<GstCaps> peer(
             gst_pad_peer_query_caps(GST_AGGREGATOR_SRC_PAD(agg), nullptr));
         eg::GCharPtr d(peer ? gst_caps_to_string(peer.get()) : g_strdup("nothing"));
@@ -444,16 +441,13 @@ gboolean gst_tensor_batch_negotiate(GstAggregator* agg)
             self, CORE, NEGOTIATION,
             ("tensorbatch gives other/tensors batches; downstream accepts %s.", d.get()),
             ("%s", tb::describe_settings(settings_snapshot(self)).c_str()));
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "negotiate: %s", e.what());
-    }
+    });
     return ok;
 }
 
-gboolean gst_tensor_batch_negotiated_src_caps(GstAggregator* agg, GstCaps* caps)
+gboolean negotiated_src_caps_impl(GstTensorBatch* self, GstCaps* caps)
 {
-    auto* self = GST_TENSOR_BATCH(agg);
-    try {
+    {
         const tb::Settings s = settings_snapshot(self);
         auto tcaps = eg::parse_tensor_caps(gst_caps_get_structure(caps, 0));
         std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -469,10 +463,13 @@ gboolean gst_tensor_batch_negotiated_src_caps(GstAggregator* agg, GstCaps* caps)
         GST_INFO_OBJECT(self, "batches of [%s] %s", eg::dimensions_string(shape).c_str(),
                         eg::tensor_type_name(tc::output_dtype(s.dtype)));
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
     }
-    return FALSE;
+}
+
+gboolean gst_tensor_batch_negotiated_src_caps(GstAggregator* agg, GstCaps* caps)
+{
+    return eg::guarded(agg, "negotiated_src_caps", FALSE,
+                       [&] { return negotiated_src_caps_impl(GST_TENSOR_BATCH(agg), caps); });
 }
 
 // ---- batches -------------------------------------------------------------------------------
@@ -624,15 +621,14 @@ bool write_batch(GstTensorBatch* self, const tb::Settings& s, GstBuffer* out,
     return true;
 }
 
-// Pushes `out` (its PTS `pts`), posting `msgs` first; `ok` false: drops it and errors.
-GstFlowReturn push_batch(GstTensorBatch* self, GstBuffer* out, GstClockTime pts, bool ok,
-                         Deferred* msgs)
+// Pushes `batch` (its PTS `pts`), posting `msgs` first; `ok` false: drops it and errors.
+GstFlowReturn push_batch(GstTensorBatch* self, eg::MiniObjectPtr<GstBuffer> batch, GstClockTime pts,
+                         bool ok, Deferred* msgs)
 {
     msgs->post(GST_ELEMENT(self));
-    if (!ok) {
-        gst_buffer_unref(out);
+    if (!ok)
         return GST_FLOW_ERROR;
-    }
+    GstBuffer* out = batch.release();
     GST_BUFFER_PTS(out) = pts;
     GST_BUFFER_DTS(out) = GST_CLOCK_TIME_NONE;
     GST_BUFFER_DURATION(out) = GST_CLOCK_TIME_NONE;
@@ -684,10 +680,11 @@ GstFlowReturn aggregate_streams(GstTensorBatch* self, const tb::Settings& s)
     if (takes.empty())
         return all_eos ? end_of_stream(self) : GST_FLOW_OK;
 
-    GstBuffer* out = nullptr;
-    const GstFlowReturn acquired = tb::acquire_batch(GST_AGGREGATOR(self), &out);
+    GstBuffer* acquired_buf = nullptr;
+    const GstFlowReturn acquired = tb::acquire_batch(GST_AGGREGATOR(self), &acquired_buf);
     if (acquired != GST_FLOW_OK)
         return acquired;
+    eg::MiniObjectPtr<GstBuffer> out(acquired_buf);
     Deferred msgs;
     bool ok;
     GstClockTime pts = GST_CLOCK_TIME_NONE;
@@ -701,9 +698,9 @@ GstFlowReturn aggregate_streams(GstTensorBatch* self, const tb::Settings& s)
                 pts = GST_CLOCK_TIME_IS_VALID(pts) ? std::min(pts, takes[i].running)
                                                    : takes[i].running;
         }
-        ok = write_batch(self, s, out, by_slot, nullptr, &msgs);
+        ok = write_batch(self, s, out.get(), by_slot, nullptr, &msgs);
     }
-    return push_batch(self, out, pts, ok, &msgs);
+    return push_batch(self, std::move(out), pts, ok, &msgs);
 }
 
 GstFlowReturn aggregate_rois(GstTensorBatch* self, const tb::Settings& s)
@@ -753,23 +750,24 @@ GstFlowReturn aggregate_rois(GstTensorBatch* self, const tb::Settings& s)
     const std::vector<size_t> split = tb::batch_split(rois.accepted.size(), s.batch_size);
     size_t first = 0;
     for (size_t count : split) {
-        GstBuffer* out = nullptr;
-        const GstFlowReturn acquired = tb::acquire_batch(GST_AGGREGATOR(self), &out);
+        GstBuffer* acquired_buf = nullptr;
+        const GstFlowReturn acquired = tb::acquire_batch(GST_AGGREGATOR(self), &acquired_buf);
         if (acquired != GST_FLOW_OK) {
             msgs.post(GST_ELEMENT(self));
             return acquired;
         }
+        eg::MiniObjectPtr<GstBuffer> out(acquired_buf);
         const std::vector<tb::Roi> chunk(rois.accepted.begin() + long(first),
                                          rois.accepted.begin() + long(first + count));
         bool ok;
         {
             std::lock_guard<std::mutex> lock(state_of(self).mu);
             const std::vector<const Take*> takes(count, &take);
-            ok = write_batch(self, s, out, takes, &chunk, &msgs);
+            ok = write_batch(self, s, out.get(), takes, &chunk, &msgs);
             if (ok)
                 state_of(self).st.counters.rois += count;
         }
-        const GstFlowReturn ret = push_batch(self, out, take.running, ok, &msgs);
+        const GstFlowReturn ret = push_batch(self, std::move(out), take.running, ok, &msgs);
         if (ret != GST_FLOW_OK)
             return ret;
         first += count;
@@ -795,10 +793,9 @@ GstFlowReturn end_of_stream(GstTensorBatch* self)
     return GST_FLOW_EOS;
 }
 
-GstFlowReturn gst_tensor_batch_aggregate(GstAggregator* agg, gboolean timeout)
+GstFlowReturn aggregate_impl(GstTensorBatch* self, gboolean timeout)
 {
-    auto* self = GST_TENSOR_BATCH(agg);
-    try {
+    {
         const tb::Settings s = settings_snapshot(self);
         bool negotiated;
         {
@@ -820,10 +817,13 @@ GstFlowReturn gst_tensor_batch_aggregate(GstAggregator* agg, gboolean timeout)
         GST_LOG_OBJECT(self, "aggregate (timeout %d)", timeout);
         return s.mode == GST_TENSOR_BATCH_MODE_ROI ? aggregate_rois(self, s)
                                                    : aggregate_streams(self, s);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Batching failed."), ("%s", e.what()));
     }
-    return GST_FLOW_ERROR;
+}
+
+GstFlowReturn gst_tensor_batch_aggregate(GstAggregator* agg, gboolean timeout)
+{
+    return eg::guarded(agg, "aggregate", GST_FLOW_ERROR,
+                       [&] { return aggregate_impl(GST_TENSOR_BATCH(agg), timeout); });
 }
 
 // When a batch still missing frames goes out: batched-push-timeout (the subclass latency)
@@ -857,32 +857,34 @@ GstAggregatorPad* gst_tensor_batch_create_new_pad(GstAggregator* agg, GstPadTemp
                                 ->create_new_pad(agg, templ, req_name, caps);
     if (!pad)
         return nullptr;
-    std::string refused;
-    try {
-        const tb::Settings s = settings_snapshot(self);
-        auto* bp = GST_TENSOR_BATCH_PAD(pad);
-        bp->stream = new tb::PadStream(pad_number(GST_PAD(pad)));
-        guint existing;
-        {
-            eg::ObjectLockGuard lock(self);
-            existing = GST_ELEMENT(self)->numsinkpads;
-        }
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        Streaming& st = state_of(self).st;
-        if (s.mode == GST_TENSOR_BATCH_MODE_ROI && existing > 0) {
-            refused = "mode=roi batches the regions of one stream and has its sink pad already";
-        } else {
-            if (st.slots.empty())
-                st.slots.assign(s.batch_size, false);
-            bp->stream->slot = take_slot(st);
-            if (!bp->stream->slot)
-                refused = "all " + std::to_string(st.slots.size()) +
+    // A pad refused, or why (an exception's message from the guard).
+    const std::string refused = eg::guarded(
+        agg, "create_new_pad", [](const char* what) { return std::string(what ? what : "?"); },
+        [&]() -> std::string {
+            std::string why;
+            const tb::Settings s = settings_snapshot(self);
+            auto* bp = GST_TENSOR_BATCH_PAD(pad);
+            bp->stream = new tb::PadStream(pad_number(GST_PAD(pad)));
+            guint existing;
+            {
+                eg::ObjectLockGuard lock(self);
+                existing = GST_ELEMENT(self)->numsinkpads;
+            }
+            std::lock_guard<std::mutex> lock(state_of(self).mu);
+            Streaming& st = state_of(self).st;
+            if (s.mode == GST_TENSOR_BATCH_MODE_ROI && existing > 0) {
+                why = "mode=roi batches the regions of one stream and has its sink pad already";
+            } else {
+                if (st.slots.empty())
+                    st.slots.assign(s.batch_size, false);
+                bp->stream->slot = take_slot(st);
+                if (!bp->stream->slot)
+                    why = "all " + std::to_string(st.slots.size()) +
                           " slots are taken (batch-size=" + std::to_string(st.slots.size()) +
                           "): release a pad first, or raise batch-size in READY";
-        }
-    } catch (const std::exception& e) {
-        refused = e.what();
-    }
+            }
+            return why;
+        });
     if (!refused.empty()) {
         GST_ELEMENT_WARNING(self, CORE, PAD,
                             ("Cannot add %s: %s.", GST_PAD_NAME(pad), refused.c_str()), (nullptr));
@@ -955,10 +957,9 @@ bool check_settings(GstTensorBatch* self, const tb::Settings& s, guint n_pads)
     return true;
 }
 
-gboolean gst_tensor_batch_start(GstAggregator* agg)
+gboolean start_impl(GstTensorBatch* self)
 {
-    auto* self = GST_TENSOR_BATCH(agg);
-    try {
+    {
         const tb::Settings s = settings_snapshot(self);
         std::vector<PadPtr> pads = sink_pads(self);
         if (!check_settings(self, s, guint(pads.size())))
@@ -976,18 +977,19 @@ gboolean gst_tensor_batch_start(GstAggregator* agg)
                 p->stream->slot = take_slot(st);
         }
         const GstClockTime latency = s.timeout == GST_CLOCK_TIME_NONE ? 0 : GstClockTime(s.timeout);
-        gst_aggregator_set_latency(agg, latency, latency);
+        gst_aggregator_set_latency(GST_AGGREGATOR(self), latency, latency);
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
     }
-    return FALSE;
 }
 
-gboolean gst_tensor_batch_stop(GstAggregator* agg)
+gboolean gst_tensor_batch_start(GstAggregator* agg)
 {
-    auto* self = GST_TENSOR_BATCH(agg);
-    try {
+    return eg::guarded(agg, "start", FALSE, [&] { return start_impl(GST_TENSOR_BATCH(agg)); });
+}
+
+gboolean stop_impl(GstTensorBatch* self)
+{
+    {
         std::vector<PadPtr> pads = sink_pads(self);
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         std::vector<GstEdgeTensorImportCache*> caches;
@@ -1004,10 +1006,12 @@ gboolean gst_tensor_batch_stop(GstAggregator* agg)
         Output& out = state_of(self).st.out;
         out = Output{};
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
     }
-    return FALSE;
+}
+
+gboolean gst_tensor_batch_stop(GstAggregator* agg)
+{
+    return eg::guarded(agg, "stop", FALSE, [&] { return stop_impl(GST_TENSOR_BATCH(agg)); });
 }
 
 // ---- GObject -------------------------------------------------------------------------------
@@ -1016,18 +1020,20 @@ void gst_tensor_batch_set_property(GObject* object, guint prop_id, const GValue*
                                    GParamSpec* pspec)
 {
     auto* self = GST_TENSOR_BATCH(object);
-    if (tb::set_property(GST_ELEMENT(self), &state_of(self).settings, prop_id, value, pspec)) {
-        // The latency bound changed: the aggregator waits for it and reports it.
-        const guint64 t = g_value_get_uint64(value);
-        const GstClockTime latency = t == GST_CLOCK_TIME_NONE ? 0 : GstClockTime(t);
-        gst_aggregator_set_latency(GST_AGGREGATOR(self), latency, latency);
-    }
+    eg::guarded(object, "set_property", [&] {
+        if (tb::set_property(GST_ELEMENT(self), &state_of(self).settings, prop_id, value, pspec)) {
+            // The latency bound changed: the aggregator waits for it and reports it.
+            const guint64 t = g_value_get_uint64(value);
+            const GstClockTime latency = t == GST_CLOCK_TIME_NONE ? 0 : GstClockTime(t);
+            gst_aggregator_set_latency(GST_AGGREGATOR(self), latency, latency);
+        }
+    });
 }
 
 void gst_tensor_batch_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec)
 {
     auto* self = GST_TENSOR_BATCH(object);
-    try {
+    eg::guarded(object, "get_property", [&] {
         if (prop_id == tb::PROP_COPIES || prop_id == tb::PROP_STATS) {
             std::vector<PadPtr> pads = sink_pads(self);
             std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -1045,9 +1051,7 @@ void gst_tensor_batch_get_property(GObject* object, guint prop_id, GValue* value
         eg::ObjectLockGuard lock(self);
         if (!tb::get_property(state_of(self).settings, prop_id, value))
             G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "cannot read %s: %s", pspec->name, e.what());
-    }
+    });
 }
 
 void gst_tensor_batch_finalize(GObject* object)

@@ -7,8 +7,7 @@
 #include "glib_raii.hpp"
 #include "pool_acquire.hpp"
 #include "pool_negotiation.hpp"
-
-#include <exception>
+#include "vfunc_guard.hpp"
 
 GST_DEBUG_CATEGORY_EXTERN(gst_tensor_batch_debug);
 #define GST_CAT_DEFAULT gst_tensor_batch_debug
@@ -31,15 +30,11 @@ PoolPolicy batch_policy()
 
 gboolean decide_allocation(GstAggregator* self, GstQuery* query)
 {
-    try {
+    return guarded(self, "decide_allocation", FALSE, [&]() -> gboolean {
         return decide_pool(GST_ELEMENT(self), query, batch_policy(), "the batch buffer pool")
                    ? TRUE
                    : FALSE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Cannot set up batch buffers."),
-                          ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 gboolean propose_allocation(GstAggregator* self, GstAggregatorPad* pad, GstQuery* decide_query,
@@ -47,16 +42,13 @@ gboolean propose_allocation(GstAggregator* self, GstAggregatorPad* pad, GstQuery
 {
     (void)pad;
     (void)decide_query;
-    try {
-        // Frames are read through gst_video_frame_map(), which honours GstVideoMeta.
-        PoolProposal proposal;
-        proposal.video_meta_for_any_caps = true;
-        proposal.only_when_asked = true;
-        proposal.with_allocator = false;
-        propose_pool(GST_ELEMENT(self), query, PoolPolicy{}, proposal);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
-    }
+    // Frames are read through gst_video_frame_map(), which honours GstVideoMeta.
+    PoolProposal proposal;
+    proposal.video_meta_for_any_caps = true;
+    proposal.only_when_asked = true;
+    proposal.with_allocator = false;
+    guarded(self, "propose_allocation",
+            [&] { propose_pool(GST_ELEMENT(self), query, PoolPolicy{}, proposal); });
     return TRUE;
 }
 

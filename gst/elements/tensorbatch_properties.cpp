@@ -6,12 +6,8 @@
 
 #include "glib_raii.hpp"
 
-#include <exception>
 #include <string>
 #include <utility>
-
-GST_DEBUG_CATEGORY_EXTERN(gst_tensor_batch_debug);
-#define GST_CAT_DEFAULT gst_tensor_batch_debug
 
 GType gst_tensor_batch_mode_get_type(void)
 {
@@ -154,7 +150,7 @@ bool set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
         return false;
     if (refuse_unless_ready(self, pspec))
         return false;
-    try {
+    { // What throws here stops at the element's set_property guard (vfunc_guard.hpp).
         std::vector<std::string> labels;
         const char* str = nullptr;
         if (prop_id == PROP_ROI_LABELS) {
@@ -195,8 +191,6 @@ bool set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
             G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
             break;
         }
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
     }
     return false;
 }

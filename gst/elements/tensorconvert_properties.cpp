@@ -7,7 +7,6 @@
 #include "glib_raii.hpp"
 
 #include <array>
-#include <exception>
 #include <optional>
 #include <string>
 #include <utility>
@@ -358,7 +357,7 @@ bool set_output_property(GstElement* self, OutputSettings* settings, guint prop_
         return false;
     if (refuse_unless_ready(self, pspec))
         return true;
-    try {
+    { // What throws here stops at the element's set_property guard (vfunc_guard.hpp).
         // Parse outside the lock; GST_ELEMENT_WARNING must not run under it either.
         std::vector<float> list;
         std::optional<float> scale;
@@ -371,8 +370,6 @@ bool set_output_property(GstElement* self, OutputSettings* settings, guint prop_
         ObjectLockGuard lock(self);
         settings->refused.accept(pspec->name);
         store_output(*settings, prop_id, value, str, std::move(list), scale);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
     }
     return true;
 }
@@ -432,7 +429,7 @@ void set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
         return;
     if (refuse_unless_ready(self, pspec))
         return;
-    try {
+    { // What throws here stops at the element's set_property guard (vfunc_guard.hpp).
         std::string why;
         std::optional<Region> crop;
         const char* str = nullptr;
@@ -458,8 +455,6 @@ void set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
             G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
             break;
         }
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
     }
 }
 
