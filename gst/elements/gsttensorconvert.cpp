@@ -53,7 +53,9 @@
 
 #include "frame_check.hpp"
 #include "glib_raii.hpp"
+#include "import_cache.hpp"
 #include "internal.hpp"
+#include "pool_acquire.hpp"
 #include "tensorconvert_caps.hpp"
 #include "tensorconvert_colorimetry.hpp"
 #include "tensorconvert_input.hpp"
@@ -105,7 +107,7 @@ struct Streaming {
     // Imported input (DMA-BUF, memfd) resolved to the same tensor every time its buffer comes
     // back; created at start, re-keyed by set_caps, freed at stop.
     ImportCachePtr cache;
-    GstVideoInfo in_info{};
+    eg::StreamLayoutPtr in; // the input caps, parsed once (the cache reads the same snapshot)
     cs::OutputCaps out;
     guint64 frames = 0;
     // Recorded in every output meta: the output values' and the applied (source) colorimetry.
@@ -244,8 +246,7 @@ void log_conversion(GstTensorConvert* self, const cs::InputCaps& in, const et::C
 // Makes `st` the streaming state for `incaps`, carrying over what outlives a caps change (the
 // frame count and counters, the import cache re-keyed, the colorimetry assumption warned
 // about). True when `assumed` is one not warned about yet since start.
-bool install_streaming(GstTensorConvert* self, Streaming st, GstCaps* incaps,
-                       const std::string& assumed)
+bool install_streaming(GstTensorConvert* self, Streaming st, const std::string& assumed)
 {
     std::lock_guard<std::mutex> lock(state_of(self).mu);
     Streaming& old = state_of(self).streaming;
@@ -256,8 +257,7 @@ bool install_streaming(GstTensorConvert* self, Streaming st, GstCaps* incaps,
         st.warned_colorimetry = assumed;
     st.counters = cs::carry_over(old.counters, old.converter ? &*old.converter : nullptr);
     st.cache = std::move(old.cache);
-    if (st.cache && !gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps))
-        GST_DEBUG_OBJECT(self, "input caps not importable: frames are mapped instead");
+    eg::import_cache_set_layout(st.cache.get(), st.in);
     old = std::move(st);
     return warn;
 }
@@ -274,7 +274,7 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     if (!conv)
         return FALSE;
     Streaming st;
-    st.in_info = in.info;
+    st.in = in.layout;
     if (!cs::check_output_caps(GST_ELEMENT(self), s, *conv, outcaps, &st.out))
         return FALSE;
     log_conversion(self, in, *conv);
@@ -282,7 +282,7 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     st.converter = std::move(conv);
     st.out_colorimetry = in.colorimetry.output.pack();
     st.applied_colorimetry = in.colorimetry.applied.pack();
-    const bool warn = install_streaming(self, std::move(st), incaps, in.assumed);
+    const bool warn = install_streaming(self, std::move(st), in.assumed);
     cs::publish_report(GST_ELEMENT(self), &state_of(self).report, g);
     if (warn)
         cs::warn_assumed_colorimetry(GST_ELEMENT(self), in, incaps);
@@ -358,7 +358,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         }
     }
     GstVideoFrame in;
-    if (!gst_video_frame_map(&in, &st.in_info, inbuf, GST_MAP_READ)) {
+    if (!gst_video_frame_map(&in, &st.in->vinfo, inbuf, GST_MAP_READ)) {
         GST_ELEMENT_ERROR(self, RESOURCE, READ,
                           ("Cannot map the input frame%s.", eg::take_map_failure().c_str()),
                           ("gst_video_frame_map failed on %" GST_PTR_FORMAT
@@ -369,7 +369,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
     et::SourceFrame src;
     if (eg::frame_is_bottom_up(&in)) {
         GST_LOG_OBJECT(self, "bottom-up frame: converting a top-down copy");
-        cs::top_down_copy(&in, &st.in_info, &st.scratch, &src);
+        cs::top_down_copy(&in, &st.in->vinfo, &st.scratch, &src);
     } else {
         for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&in) && p < src.planes.size(); ++p)
             src.planes[p] = {static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, p)),
@@ -377,9 +377,9 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
     }
 
     et::Result<void> r;
-    if (st.out.video) {
+    if (st.out.layout->video) {
         GstVideoFrame out;
-        if (!gst_video_frame_map(&out, &st.out.info, outbuf, GST_MAP_WRITE)) {
+        if (!gst_video_frame_map(&out, &st.out.layout->vinfo, outbuf, GST_MAP_WRITE)) {
             gst_video_frame_unmap(&in);
             GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
                               ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
@@ -427,15 +427,14 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
 // gst_video_frame_map, which checks only each plane's first byte) touches the frame.
 GstFlowReturn check_and_transform(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
 {
-    GstVideoInfo info;
-    bool configured;
+    eg::StreamLayoutPtr in; // null before caps
     {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
-        configured = state_of(self).streaming.converter.has_value();
-        info = state_of(self).streaming.in_info;
+        if (state_of(self).streaming.converter)
+            in = state_of(self).streaming.in;
     }
     std::string why;
-    if (configured && !eg::check_video_frame(inbuf, &info, &why))
+    if (in && !eg::check_video_frame(inbuf, &in->vinfo, &why))
         return drop_input(self, inbuf, why);
     return transform_impl(self, inbuf, outbuf);
 }

@@ -51,6 +51,7 @@
 #include "gsttensoripcsrc.h"
 
 #include "glib_raii.hpp"
+#include "import_cache.hpp"
 #include "internal.hpp"
 #include "ipc_receiver.hpp"
 #include "tensoripc_common.hpp"
@@ -114,9 +115,8 @@ private:
 // What the element itself knows of the stream; the session (connection, greeting, accepted
 // caps_seq, counters) is the receiver's.
 struct Streaming {
-    eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
+    eg::StreamLayoutPtr layout; ///< the sender's current caps, read once
     bool caps_pushed = false;
-    FrameFormat format;
 };
 
 // One C++ state object per element: settings under the object lock; streaming state under
@@ -281,15 +281,12 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     auto sender = read_sender_caps(e.caps, templ.get());
     if (!sender)
         return reject(self, sender.error().message());
-    if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), sender->caps.get()))
-        return reject(self, "the import cache cannot use CAPS \"" + e.caps.substr(0, 200) + "\"");
+    eg::import_cache_set_layout(st.cache.get(), *sender);
     {
         std::lock_guard<std::mutex> lock(st.mu);
         Streaming& s = st.streaming;
-        s.caps_pushed =
-            s.caps && gst_caps_is_equal(s.caps.get(), sender->caps.get()) && s.caps_pushed;
-        s.caps = std::move(sender->caps);
-        s.format = sender->format;
+        s.caps_pushed = s.layout && s.layout->same_caps((*sender)->caps.get()) && s.caps_pushed;
+        s.layout = std::move(*sender);
     }
     st.receiver.accept_caps(e.caps_seq);
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
@@ -303,19 +300,19 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
 {
     State& st = state_of(self);
     ipc::Frame& f = e.frame;
-    eg::MiniObjectPtr<GstCaps> caps;
-    FrameFormat format;
+    eg::StreamLayoutPtr layout;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        caps.reset(st.streaming.caps ? gst_caps_ref(st.streaming.caps.get()) : nullptr);
-        format = st.streaming.format;
+        layout = st.streaming.layout;
     }
-    if (const std::string why = check_layout(format, f); !why.empty())
+    if (!layout)
+        return reject(self, "FRAME " + std::to_string(f.head.seq) + " before any CAPS");
+    if (const std::string why = check_layout(*layout, f); !why.empty())
         return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + why);
 
     std::string why_not;
     eg::MiniObjectPtr<GstBuffer> buf =
-        assemble_buffer(f, format, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
+        assemble_buffer(f, *layout, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
     if (!buf)
         return reject(self, why_not);
     e.release.reset(); // the memories hold it now
@@ -341,13 +338,14 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
         push_caps = !st.streaming.caps_pushed;
         st.streaming.caps_pushed = true;
     }
-    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), caps.get())) {
+    GstCaps* caps = layout->caps.get();
+    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
         {
             std::lock_guard<std::mutex> lock(st.mu);
             st.streaming.caps_pushed = false;
         }
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                          ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, caps.get()),
+                          ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, caps),
                           (nullptr));
         return GST_FLOW_NOT_NEGOTIATED;
     }
@@ -533,9 +531,9 @@ gboolean gst_tensor_ipc_src_negotiate(GstBaseSrc* src)
     eg::MiniObjectPtr<GstCaps> caps;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        if (!st.streaming.caps || !st.streaming.caps_pushed)
+        if (!st.streaming.layout || !st.streaming.caps_pushed)
             return TRUE;
-        caps.reset(gst_caps_ref(st.streaming.caps.get()));
+        caps.reset(gst_caps_ref(st.streaming.layout->caps.get()));
     }
     return gst_base_src_set_caps(src, caps.get());
 }

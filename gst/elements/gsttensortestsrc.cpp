@@ -34,6 +34,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "pool_acquire.hpp"
 #include "pool_negotiation.hpp"
 #include "testsrc_patterns.hpp"
 #include "testsrc_properties.hpp"

@@ -10,6 +10,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "pool_acquire.hpp" // kPoolFailureQuark: the pool keeps its failures there
 #include "vfunc_guard.hpp"
 
 #include <gst/video/gstvideopool.h>
@@ -235,7 +236,10 @@ static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
     const size_t row_align =
         (kind == GST_EDGE_TENSOR_MEMORY_DMA || cfg->alignment) ? kRowAlignment : 1;
 
-    auto layout = eg::layout_from_caps(caps, row_align, cfg->alignment ? &cfg->align : nullptr);
+    auto stream = eg::stream_layout_from_caps(caps);
+    auto layout =
+        stream ? eg::pooled_frame_layout(*stream, row_align, cfg->alignment ? &cfg->align : nullptr)
+               : edgetensor::unexpected(std::move(stream).error());
     if (!layout) {
         GST_WARNING_OBJECT(pool, "caps %" GST_PTR_FORMAT " refused: %s", caps,
                            layout.error().message().c_str());
