@@ -58,6 +58,7 @@
 #include "pool_acquire.hpp"
 #include "tensorconvert_caps.hpp"
 #include "tensorconvert_colorimetry.hpp"
+#include "tensorconvert_frame.hpp"
 #include "tensorconvert_input.hpp"
 #include "tensorconvert_pool.hpp"
 #include "tensorconvert_properties.hpp"
@@ -329,94 +330,11 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         return GST_FLOW_NOT_NEGOTIATED;
     }
     st.counters.consecutive_drops = 0; // the frame matched the caps (checked by the caller)
-
-    // Foreign fd memory (a camera's DMA-BUFs, a memfd) goes through the import cache, so the
-    // source is the same tensor, with the same identity, whenever its buffer comes back, and
-    // the converter reads it as a tensor. Our own pool's memory already is a tensor, system
-    // memory has no fd: both are mapped below, as is anything the tensor path refuses.
-    // The GL backend imports tensors (an EGLImage per buffer, kept across frames), so with it
-    // our own pool's memory takes the tensor path too.
-    GstMemory* first = gst_buffer_n_memory(inbuf) > 0 ? gst_buffer_peek_memory(inbuf, 0) : nullptr;
-    const bool gl = st.converter->compute() == et::ConvertCompute::Gl;
-    const bool ours = first && gst_is_edge_tensor_memory(first);
-    if (first && ((st.cache && gst_is_fd_memory(first) && !ours) || (gl && ours))) {
-        GstEdgeTensorImportResult res = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
-        auto src_tensor =
-            ours ? eg::tensor_from_buffer(inbuf) : eg::import_tensor(st.cache.get(), inbuf, &res);
-        auto dst_tensor = eg::tensor_from_buffer(outbuf);
-        if (src_tensor && src_tensor->is_image() && dst_tensor) {
-            auto r = st.converter->run(*src_tensor, *dst_tensor);
-            if (r) {
-                st.frames++;
-                record_colorimetry(st, outbuf);
-                return GST_FLOW_OK;
-            }
-            GST_DEBUG_OBJECT(self, "tensor path refused (%s): mapping the frame instead",
-                             r.error().message().c_str());
-        } else {
-            GST_LOG_OBJECT(self, "input not imported as an image (result %d): mapping it", res);
-        }
-    }
-    GstVideoFrame in;
-    if (!gst_video_frame_map(&in, &st.in->vinfo, inbuf, GST_MAP_READ)) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ,
-                          ("Cannot map the input frame%s.", eg::take_map_failure().c_str()),
-                          ("gst_video_frame_map failed on %" GST_PTR_FORMAT
-                           " (its size or GstVideoMeta does not match the caps)",
-                           inbuf));
-        return GST_FLOW_ERROR;
-    }
-    et::SourceFrame src;
-    if (eg::frame_is_bottom_up(&in)) {
-        GST_LOG_OBJECT(self, "bottom-up frame: converting a top-down copy");
-        cs::top_down_copy(&in, &st.in->vinfo, &st.scratch, &src);
-    } else {
-        for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&in) && p < src.planes.size(); ++p)
-            src.planes[p] = {static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, p)),
-                             size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&in, p))};
-    }
-
-    et::Result<void> r;
-    if (st.out.layout->video) {
-        GstVideoFrame out;
-        if (!gst_video_frame_map(&out, &st.out.layout->vinfo, outbuf, GST_MAP_WRITE)) {
-            gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
-                              ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
-                              ("gst_video_frame_map failed on %" GST_PTR_FORMAT, outbuf));
-            return GST_FLOW_ERROR;
-        }
-        et::DestFrame dst{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0)),
-                          size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0)), 0};
-        r = st.converter->run(src, dst);
-        gst_video_frame_unmap(&out);
-    } else {
-        GstMapInfo map;
-        if (!gst_buffer_map(outbuf, &map, GST_MAP_WRITE)) {
-            gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
-                              ("Cannot map the output tensor%s.", eg::take_map_failure().c_str()),
-                              ("gst_buffer_map failed on %" GST_PTR_FORMAT, outbuf));
-            return GST_FLOW_ERROR;
-        }
-        if (map.size < st.out.bytes) {
-            gst_buffer_unmap(outbuf, &map);
-            gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("The output buffer is too small."),
-                              ("%zu bytes, the tensor needs %zu", size_t(map.size), st.out.bytes));
-            return GST_FLOW_ERROR;
-        }
-        et::DestFrame dst{map.data, st.converter->min_row_stride(),
-                          st.converter->min_plane_stride()};
-        r = st.converter->run(src, dst);
-        gst_buffer_unmap(outbuf, &map);
-    }
-    gst_video_frame_unmap(&in);
-    if (!r) {
-        GST_ELEMENT_ERROR(
-            self, STREAM, FAILED, ("Conversion failed: %s", r.error().message().c_str()),
-            ("edgetensor error %s", std::string(et::error_code_name(r.error().code())).c_str()));
-        return GST_FLOW_ERROR;
+    const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
+    if (!cs::convert_tensors(GST_ELEMENT(self), job, inbuf, outbuf)) {
+        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, inbuf, outbuf);
+        if (ret != GST_FLOW_OK)
+            return ret;
     }
     st.frames++;
     record_colorimetry(st, outbuf);
