@@ -391,44 +391,27 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
 
 // ---- GObject -------------------------------------------------------------------------------
 
-void set_property_impl(GstTensorIpcSrc* self, guint prop_id, const GValue* value, GParamSpec* pspec)
-{
-    GObject* object = G_OBJECT(self);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    State& st = state_of(self);
-    bool known;
-    {
-        eg::ObjectLockGuard lock(self);
-        known = set_property(st.settings, prop_id, value);
-    }
-    if (!known) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        return;
-    }
-    // Outside the object lock: both take locks of their own.
-    if (prop_id == PROP_IS_LIVE)
-        gst_base_src_set_live(GST_BASE_SRC(self), g_value_get_boolean(value));
-    if (prop_id == PROP_CACHE_SIZE && st.cache)
-        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
-}
-
 void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValue* value,
                                      GParamSpec* pspec)
 {
-    eg::guarded(object, "set_property",
-                [&] { set_property_impl(GST_TENSOR_IPC_SRC(object), prop_id, value, pspec); });
+    State& st = state_of(object);
+    if (!eg::guarded(object, "set_property", false, [&] {
+            return eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec);
+        }))
+        return;
+    // Outside the object lock: both take locks of their own.
+    if (prop_id == PROP_IS_LIVE)
+        gst_base_src_set_live(GST_BASE_SRC(object), g_value_get_boolean(value));
+    if (prop_id == PROP_CACHE_SIZE && st.cache)
+        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
 void get_property_impl(GstTensorIpcSrc* self, guint prop_id, GValue* value, GParamSpec* pspec)
 {
     GObject* object = G_OBJECT(self);
     State& st = state_of(self);
-    {
-        eg::ObjectLockGuard lock(self);
-        if (get_property(st.settings, prop_id, value))
-            return;
-    }
+    if (eg::load_setting(object, setting_fields(), st.settings, prop_id, value))
+        return;
     switch (prop_id) {
     case PROP_RECEIVED:
         g_value_set_uint64(value, st.receiver.received());
