@@ -4,6 +4,7 @@
 
 #include "tensorbatch_properties.hpp"
 
+#include "enum_type.hpp"
 #include "glib_raii.hpp"
 
 #include <string>
@@ -18,11 +19,7 @@ GType gst_tensor_batch_mode_get_type(void)
          "roi"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorBatchMode", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorBatchMode", values);
 }
 
 GType gst_tensor_batch_ordering_get_type(void)
@@ -36,11 +33,7 @@ GType gst_tensor_batch_ordering_get_type(void)
          "latest"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorBatchOrdering", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorBatchOrdering", values);
 }
 
 namespace edgetensor::gst::tensorbatch
