@@ -341,8 +341,10 @@ gboolean gst_tensor_batch_sink_event(GstAggregator* agg, GstAggregatorPad* aggpa
         return ok;
     }
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        pad->stream->clear_cache("flush-stop");
+        eg::guarded(agg, "sink_event", [&] {
+            std::lock_guard<std::mutex> lock(state_of(self).mu);
+            pad->stream->clear_cache("flush-stop");
+        });
     }
     return GST_AGGREGATOR_CLASS(gst_tensor_batch_parent_class)->sink_event(agg, aggpad, event);
 }
@@ -898,7 +900,8 @@ GstAggregatorPad* gst_tensor_batch_create_new_pad(GstAggregator* agg, GstPadTemp
 void gst_tensor_batch_release_pad(GstElement* element, GstPad* pad)
 {
     auto* self = GST_TENSOR_BATCH(element);
-    {
+    // The pad goes whatever happens here: only freeing its slot is guarded.
+    eg::guarded(element, "release_pad", [&] {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         auto* bp = GST_TENSOR_BATCH_PAD(pad);
         Streaming& st = state_of(self).st;
@@ -906,7 +909,7 @@ void gst_tensor_batch_release_pad(GstElement* element, GstPad* pad)
             st.slots[*bp->stream->slot] = false;
         if (bp->stream)
             bp->stream->slot.reset();
-    }
+    });
     GST_ELEMENT_CLASS(gst_tensor_batch_parent_class)->release_pad(element, pad);
 }
 
