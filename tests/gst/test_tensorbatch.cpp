@@ -395,7 +395,7 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
         const std::string launch =
             "tensorbatch name=b batch-size=2 width=64 height=64 layout=chw dtype=float32 "
             "std=255 ! appsink name=sink sync=false "
-            "v4l2src device=" +
+            "v4l2src name=cam device=" +
             node +
             " io-mode=dmabuf num-buffers=20 ! video/x-raw,format=YUY2,width=320,height=180 ! "
             "b.sink_0 tensortestsrc memory=dma num-buffers=20 ! "
@@ -405,6 +405,15 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
         g_clear_error(&err);
         GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
         GstElement* batch = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+        // Which object outlives the pipeline when an fd does: tensorbatch (ours), or the camera
+        // (its buffer pool holds a dup of the device fd and a reference to v4l2src).
+        gpointer batch_alive = batch;
+        g_object_add_weak_pointer(G_OBJECT(batch), &batch_alive);
+        GstElement* cam = gst_bin_get_by_name(GST_BIN(pipeline), "cam");
+        ASSERT_TRUE(cam);
+        gpointer cam_alive = cam;
+        g_object_add_weak_pointer(G_OBJECT(cam), &cam_alive);
+        gst_object_unref(cam);
         gst_element_set_state(pipeline, GST_STATE_PLAYING);
         int batches = 0, dma = 0, both = 0;
         while (GstSample* smp = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND)) {
@@ -429,6 +438,12 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
         gst_object_unref(batch);
         gst_object_unref(sink);
         gst_object_unref(pipeline);
+        EXPECT_EQ(batch_alive, nullptr) << "tensorbatch outlives its pipeline";
+        EXPECT_EQ(cam_alive, nullptr) << "v4l2src outlives its pipeline (its pool is held)";
+        if (batch_alive)
+            g_object_remove_weak_pointer(G_OBJECT(batch_alive), &batch_alive);
+        if (cam_alive)
+            g_object_remove_weak_pointer(G_OBJECT(cam_alive), &cam_alive);
         EXPECT_GE(batches, 10);
         EXPECT_EQ(dma, batches) << "every batch is a DMA-BUF";
         EXPECT_GE(both, 1) << "no batch held both streams";
