@@ -6,7 +6,9 @@
 
 #include "enum_type.hpp"
 #include "glib_raii.hpp"
+#include "settings_table.hpp"
 
+#include <span>
 #include <string>
 #include <utility>
 
@@ -136,55 +138,46 @@ void install_properties(GObjectClass* klass)
                            GST_TYPE_STRUCTURE, kReportFlags));
 }
 
+namespace
+{
+
+// The settings a GValue reaches as it is; roi-labels is parsed (set_property()).
+std::span<const SettingField<Settings>> setting_fields()
+{
+    static constexpr SettingField<Settings> kFields[] = {
+        setting_field<&Settings::batch_size>(PROP_BATCH_SIZE),
+        setting_field<&Settings::timeout>(PROP_BATCHED_PUSH_TIMEOUT),
+        setting_field<&Settings::ordering>(PROP_ORDERING),
+        setting_field<&Settings::mode>(PROP_MODE),
+        setting_field<&Settings::roi_min_size>(PROP_ROI_MIN_SIZE),
+    };
+    return kFields;
+}
+
+} // namespace
+
 bool set_property(GstElement* self, Settings* settings, guint prop_id, const GValue* value,
                   GParamSpec* pspec)
 {
     if (tensorconvert::set_output_property(self, settings, prop_id, value, pspec))
         return false;
+    if (prop_id != PROP_ROI_LABELS)
+        return store_setting(G_OBJECT(self), setting_fields(), *settings, prop_id, value, pspec) &&
+               prop_id == PROP_BATCHED_PUSH_TIMEOUT;
     if (refuse_unless_ready(self, pspec))
         return false;
-    { // What throws here stops at the element's set_property guard (vfunc_guard.hpp).
-        std::vector<std::string> labels;
-        const char* str = nullptr;
-        if (prop_id == PROP_ROI_LABELS) {
-            str = g_value_get_string(value);
-            std::string why;
-            if (!parse_roi_labels(str, &labels, &why)) {
-                tensorconvert::refuse_value(self, settings, pspec->name, str, why);
-                return false;
-            }
-        }
-        ObjectLockGuard lock(self);
-        Settings& s = *settings;
-        s.refused.accept(pspec->name);
-        switch (prop_id) {
-        case PROP_BATCH_SIZE:
-            s.batch_size = g_value_get_uint(value);
-            break;
-        case PROP_BATCHED_PUSH_TIMEOUT: {
-            const guint64 t = g_value_get_uint64(value);
-            const bool changed = t != s.timeout;
-            s.timeout = t;
-            return changed;
-        }
-        case PROP_ORDERING:
-            s.ordering = GstTensorBatchOrdering(g_value_get_enum(value));
-            break;
-        case PROP_MODE:
-            s.mode = GstTensorBatchMode(g_value_get_enum(value));
-            break;
-        case PROP_ROI_LABELS:
-            s.roi_labels_str = str ? str : "";
-            s.roi_labels = std::move(labels);
-            break;
-        case PROP_ROI_MIN_SIZE:
-            s.roi_min_size = g_value_get_uint(value);
-            break;
-        default:
-            G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
-            break;
-        }
+    // What throws here stops at the element's set_property guard (vfunc_guard.hpp).
+    std::vector<std::string> labels;
+    const char* str = g_value_get_string(value);
+    std::string why;
+    if (!parse_roi_labels(str, &labels, &why)) {
+        tensorconvert::refuse_value(self, settings, pspec->name, str, why);
+        return false;
     }
+    ObjectLockGuard lock(self);
+    settings->refused.accept(pspec->name);
+    settings->roi_labels_str = str ? str : "";
+    settings->roi_labels = std::move(labels);
     return false;
 }
 
@@ -192,29 +185,11 @@ bool get_property(const Settings& s, guint prop_id, GValue* value)
 {
     if (tensorconvert::get_output_property(s, prop_id, value))
         return true;
-    switch (prop_id) {
-    case PROP_BATCH_SIZE:
-        g_value_set_uint(value, s.batch_size);
-        break;
-    case PROP_BATCHED_PUSH_TIMEOUT:
-        g_value_set_uint64(value, s.timeout);
-        break;
-    case PROP_ORDERING:
-        g_value_set_enum(value, s.ordering);
-        break;
-    case PROP_MODE:
-        g_value_set_enum(value, s.mode);
-        break;
-    case PROP_ROI_LABELS:
+    if (prop_id == PROP_ROI_LABELS) {
         g_value_set_string(value, s.roi_labels_str.c_str());
-        break;
-    case PROP_ROI_MIN_SIZE:
-        g_value_set_uint(value, s.roi_min_size);
-        break;
-    default:
-        return false;
+        return true;
     }
-    return true;
+    return get_setting(setting_fields(), s, prop_id, value);
 }
 
 } // namespace edgetensor::gst::tensorbatch

@@ -62,8 +62,9 @@ void install_properties(GObjectClass* klass);
 
 /// Sets a writable property of `self` into `*s` (object lock taken here). READY-only ones past
 /// READY are refused; string values that do not parse are refused as tensorconvert refuses them
-/// (a g_warning, an element warning, and the element will not start). True when
-/// batched-push-timeout changed (the caller then reports the new latency).
+/// (a g_warning, an element warning, and the element will not start); the rest go through the
+/// settings table (settings_table.hpp). True when batched-push-timeout was stored (the caller
+/// then reports the latency).
 bool set_property(GstElement* self, Settings* s, guint prop_id, const GValue* value,
                   GParamSpec* pspec);
 
