@@ -17,6 +17,10 @@
 #include <gst/app/gstappsink.h>
 #include <gst/edgetensor/edgetensor.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -139,6 +143,65 @@ TEST(TensorBatch, ABoxInEachSlotMapsBackToItsFrame)
     ASSERT_TRUE(s2);
     EXPECT_FALSE(s2->filled);
     EXPECT_EQ(slot_bytes(out.get(), 2, slot), std::vector<uint8_t>(slot, 0));
+}
+
+// Foreign fd memory (a camera's DMA-BUFs; here memfds, a new GstMemory with a new fd number
+// every frame) is imported through each pad's cache and converted from there into its slot:
+// the engine's bytes, the second round found in the caches, nothing copied, no fd left.
+TEST(TensorBatch, ForeignFdFramesAreImportedIntoTheirSlotsAndLeaveNoFd)
+{
+    constexpr int kBuffers = 2;
+    const char* caps[2] = {kNv12, kYuy2};
+    std::vector<BufferPtr> sys[2];
+    std::vector<UniqueFd> memfds[2];
+    for (int p = 0; p < 2; ++p)
+        for (int i = 0; i < kBuffers; ++i) {
+            sys[p].push_back(pattern_frame(caps[p], guint(p * 10 + i)));
+            const std::vector<uint8_t> pixels = buffer_bytes(sys[p].back().get());
+            UniqueFd fd(memfd_create("tensorbatch-test", MFD_CLOEXEC));
+            ASSERT_TRUE(fd);
+            ASSERT_EQ(pwrite(fd.get(), pixels.data(), pixels.size(), 0), ssize_t(pixels.size()));
+            memfds[p].push_back(std::move(fd));
+        }
+
+    const auto fds_before = open_fds();
+    {
+        AllocatorPtr alloc(gst_fd_allocator_new());
+        BatchHarness b("batch-size=2 width=64 height=48", 2);
+        gst_harness_set_src_caps_str(b.pads[0], kNv12);
+        gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+        int min_fd = 300;
+        GstClockTime pts = 0;
+        for (int round = 0; round < 2; ++round)
+            for (int i = 0; i < kBuffers; ++i, pts += 33 * GST_MSECOND) {
+                SCOPED_TRACE("round " + std::to_string(round) + " buffer " + std::to_string(i));
+                for (int p = 0; p < 2; ++p) {
+                    UniqueFd d(fcntl(memfds[p][size_t(i)].get(), F_DUPFD_CLOEXEC, min_fd++));
+                    ASSERT_TRUE(d);
+                    const gsize size = gst_buffer_get_size(sys[p][size_t(i)].get());
+                    GstMemory* m =
+                        gst_fd_allocator_alloc(alloc.get(), d.get(), size, GST_FD_MEMORY_FLAG_NONE);
+                    ASSERT_TRUE(m);
+                    d.release();
+                    BufferPtr frame(gst_buffer_new());
+                    gst_buffer_append_memory(frame.get(), m);
+                    ASSERT_EQ(b.push(size_t(p), frame.get(), pts), GST_FLOW_OK)
+                        << b.messages(GST_MESSAGE_ERROR);
+                }
+                BufferPtr out(gst_harness_pull(b.out()));
+                ASSERT_TRUE(out) << b.messages(GST_MESSAGE_ERROR);
+                for (int p = 0; p < 2; ++p)
+                    EXPECT_EQ(slot_bytes(out.get(), size_t(p), kSlotBytes),
+                              engine_bytes(caps[p], sys[p][size_t(i)].get(), slot_config()))
+                        << "slot " << p;
+            }
+        EXPECT_EQ(b.stat("misses"), guint64(2 * kBuffers));
+        EXPECT_EQ(b.stat("hits"), guint64(2 * kBuffers))
+            << "the second round must find every buffer in its pad's cache";
+        EXPECT_EQ(b.stat("copies"), 0u);
+        EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+    }
+    EXPECT_EQ(open_fds(), fds_before) << describe_fds(open_fds());
 }
 
 // The latency bound: with one of two streams silent, the frame of the other goes out once
