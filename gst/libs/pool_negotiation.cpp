@@ -21,11 +21,13 @@ namespace
 {
 
 // Video whose frames GstVideoMeta may describe under `policy` (none when the caps could not be
-// read: not fixed, or no format the stream layout knows).
+// read: not fixed, or no format the stream layout knows). DMA_DRM frames always are: their
+// caps give no strides, the meta is where a reader finds them.
 bool meta_described(const StreamLayout* stream, const PoolPolicy& policy)
 {
     return stream && stream->video &&
-           (policy.video_meta_on_dmabuf_caps || stream->memory == StreamMemory::Any);
+           (policy.video_meta_on_dmabuf_caps || stream->memory == StreamMemory::Any ||
+            stream->memory == StreamMemory::DmaDrm);
 }
 
 // DMA-BUF unless its 64-byte rows would differ from the default layout and nobody describes
