@@ -199,6 +199,21 @@ GstStructure* video_as_dma_drm(const GstStructure* s)
 #endif
 }
 
+GstVideoFormat video_format_of(const GstStructure* s)
+{
+    const char* format = gst_structure_get_string(s, "format");
+#if GST_CHECK_VERSION(1, 24, 0)
+    if (g_strcmp0(format, "DMA_DRM") == 0) {
+        const char* drm = gst_structure_get_string(s, "drm-format");
+        guint64 modifier = kDrmLinear;
+        const guint32 fourcc = drm ? gst_video_dma_drm_fourcc_from_string(drm, &modifier) : 0;
+        return fourcc && modifier == kDrmLinear ? gst_video_dma_drm_fourcc_to_format(fourcc)
+                                                : GST_VIDEO_FORMAT_UNKNOWN;
+    }
+#endif
+    return format ? gst_video_format_from_string(format) : GST_VIDEO_FORMAT_UNKNOWN;
+}
+
 bool accept_dma_drm(GstElement* element, const GstCaps* caps, const GstCaps* readable)
 {
 #if GST_CHECK_VERSION(1, 24, 0)

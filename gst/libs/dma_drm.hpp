@@ -71,6 +71,11 @@ EDGETENSOR_GST_INTERNAL GstStructure* dma_drm_as_video(const GstStructure* s);
 /// drm-format, formats without a DRM FourCC left out. Null when none is left or before 1.24.
 EDGETENSOR_GST_INTERNAL GstStructure* video_as_dma_drm(const GstStructure* s);
 
+/// The GStreamer format of the frames of video/x-raw structure `s`: its `format`, or for
+/// DMA_DRM (1.24+) that of its drm-format when it is one linear string. UNKNOWN otherwise (not
+/// fixed, tiled, no such format).
+EDGETENSOR_GST_INTERNAL GstVideoFormat video_format_of(const GstStructure* s);
+
 /// For an accept-caps query: false, after an element warning on `element` that names the
 /// drm-format and lists what `readable` allows, when `caps` are DMA_DRM caps outside
 /// `readable` (a tiled or compressed modifier, or a format it does not read); true otherwise,

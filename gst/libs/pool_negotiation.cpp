@@ -73,9 +73,11 @@ NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream
     NegotiatedPool out;
     out.pool.reset(reuse ? GST_BUFFER_POOL(gst_object_ref(reuse))
                          : gst_edge_tensor_buffer_pool_new());
+    // DMA_DRM caps state no strides: their frames carry GstVideoMeta whatever the peer says.
     const bool video_meta =
         meta_described(stream.get(), policy) &&
-        (peer_reads_video_meta || !policy.default_layout_unless_peer_reads_meta);
+        (peer_reads_video_meta || !policy.default_layout_unless_peer_reads_meta ||
+         stream->memory == StreamMemory::DmaDrm);
     const GstEdgeTensorMemoryKind kind = memory_kind_for(element, stream, policy, video_meta);
 
     GstStructure* config = gst_buffer_pool_get_config(out.pool.get());

@@ -309,5 +309,70 @@ TEST(DmaDrm, TiledModifierIsRefusedNamingIt_Negative)
     }
 }
 
+// One NV12 64x32 frame from tensortestsrc (frame 0 of its default pattern) under `caps`, rows
+// only (strides may differ), and whether it came with GstVideoMeta; `negotiated` gets the caps.
+std::vector<uint8_t> testsrc_frame(const char* caps, bool* has_meta, CapsPtr* negotiated)
+{
+    GstHarness* h = gst_harness_new("tensortestsrc");
+    gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, nullptr);
+    gst_harness_set_sink_caps_str(h, caps);
+    gst_harness_play(h);
+    BufferPtr b(gst_harness_pull(h));
+    std::vector<uint8_t> rows;
+    if (b) {
+        *has_meta = gst_buffer_get_video_meta(b.get()) != nullptr;
+        negotiated->reset(gst_pad_get_current_caps(h->sinkpad));
+        GstVideoInfo info;
+        gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, kW, kH);
+        GstVideoFrame frame;
+        if (gst_video_frame_map(&frame, &info, b.get(), GST_MAP_READ)) {
+            for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); ++p) {
+                const auto* base =
+                    static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
+                const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
+                const int rows_n = GST_VIDEO_FRAME_COMP_HEIGHT(&frame, p == 0 ? 0 : 1);
+                for (int y = 0; y < rows_n; ++y)
+                    rows.insert(rows.end(), base + y * stride, base + y * stride + kW);
+            }
+            gst_video_frame_unmap(&frame);
+        }
+    }
+    gst_harness_teardown(h);
+    return rows;
+}
+
+TEST(DmaDrm, TensorTestSrcProducesLinearDmaDrmWhenAskedWithTheSamePixels)
+{
+    bool plain_meta = false;
+    CapsPtr plain_caps;
+    const std::vector<uint8_t> plain = testsrc_frame(kPlainNv12, &plain_meta, &plain_caps);
+    ASSERT_EQ(plain.size(), size_t(kW) * kH * 3 / 2);
+    if (!eg::dma_drm_negotiated()) {
+        GstElement* e = gst_element_factory_make("tensortestsrc", nullptr);
+        ASSERT_NE(e, nullptr);
+        GstPad* src = gst_element_get_static_pad(e, "src");
+        CapsPtr templ(gst_pad_get_pad_template_caps(src));
+        EXPECT_FALSE(has_dma_drm(templ.get())); // 1.22: as before
+        gst_object_unref(src);
+        gst_object_unref(e);
+        return;
+    }
+    bool drm_meta = false;
+    CapsPtr drm_caps;
+    const std::vector<uint8_t> drm = testsrc_frame(kDrmNv12, &drm_meta, &drm_caps);
+    ASSERT_TRUE(drm_caps);
+    EXPECT_TRUE(eg::is_dma_drm_structure(drm_caps.get(), 0));
+    EXPECT_STREQ(gst_structure_get_string(gst_caps_get_structure(drm_caps.get(), 0), "drm-format"),
+                 "NV12");
+    EXPECT_TRUE(drm_meta) << "DMA_DRM frames must carry GstVideoMeta";
+    EXPECT_EQ(drm, plain);
+    // Downstream that takes anything still gets system-memory caps first, as before.
+    CapsPtr any_caps;
+    bool any_meta = false;
+    (void)testsrc_frame("video/x-raw,format=NV12,width=64,height=32", &any_meta, &any_caps);
+    ASSERT_TRUE(any_caps);
+    EXPECT_FALSE(eg::is_dma_drm_structure(any_caps.get(), 0));
+}
+
 } // namespace
 } // namespace edgetensor::test
