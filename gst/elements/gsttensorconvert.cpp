@@ -51,6 +51,7 @@
 
 #include "gsttensorconvert.h"
 
+#include "dma_drm.hpp"
 #include "frame_check.hpp"
 #include "glib_raii.hpp"
 #include "import_cache.hpp"
@@ -484,7 +485,13 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
 
     cs::install_properties(gobject_class);
 
-    gst_element_class_add_static_pad_template(element_class, &cs::sink_template);
+    // From GStreamer 1.24 the sink also reads DMA_DRM: the linear drm-formats of its formats.
+    {
+        eg::MiniObjectPtr<GstCaps> sink(gst_static_pad_template_get_caps(&cs::sink_template));
+        gst_element_class_add_pad_template(
+            element_class,
+            eg::pad_template_with_dma_drm(&cs::sink_template, eg::dma_drm_caps_like(sink.get())));
+    }
     gst_element_class_add_static_pad_template(element_class, &cs::src_template);
     gst_element_class_set_static_metadata(
         element_class, "Tensor converter", "Filter/Converter/Video/Scaler/Tensor",
@@ -500,6 +507,7 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
     bt_class->transform_caps = gst_tensor_convert_transform_caps;
     bt_class->fixate_caps = gst_tensor_convert_fixate_caps;
     bt_class->set_caps = gst_tensor_convert_set_caps;
+    bt_class->accept_caps = eg::transform_accept_caps;
     bt_class->transform_size = cs::transform_size;
     bt_class->decide_allocation = cs::decide_allocation;
     bt_class->propose_allocation = cs::propose_allocation;

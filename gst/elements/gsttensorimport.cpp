@@ -50,6 +50,7 @@
 #include "gsttensorimport.h"
 
 #include "copy_fallback.hpp"
+#include "dma_drm.hpp"
 #include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "import_cache.hpp"
@@ -65,6 +66,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -79,8 +81,9 @@ namespace ti = edgetensor::gst::tensorimport;
 
 constexpr guint COPY_POOL_MIN_BUFFERS = 2;
 
+// From GStreamer 1.24 also DMA_DRM with every linear drm-format (class_init).
 #define TEMPLATE_CAPS                                                                              \
-    "video/x-raw; video/x-raw(memory:DMABuf); "                                                    \
+    "video/x-raw; " EDGETENSOR_DMABUF_CAPS "; "                                                    \
     "other/tensors, num_tensors = (int) 1, format = (string) static"
 
 GstStaticPadTemplate sink_template =
@@ -445,6 +448,19 @@ gboolean gst_tensor_import_sink_event(GstBaseTransform* trans, GstEvent* event)
     return GST_BASE_TRANSFORM_CLASS(gst_tensor_import_parent_class)->sink_event(trans, event);
 }
 
+// The pad templates: TEMPLATE_CAPS, and from 1.24 DMA_DRM with every linear drm-format of a
+// GStreamer format (the bytes are imported, not read: any linear layout will do).
+void add_pad_templates(GstElementClass* element_class)
+{
+    guint n = 0;
+    const GstVideoFormat* raw = gst_video_formats_raw(&n);
+    const std::span<const GstVideoFormat> formats(raw, n);
+    gst_element_class_add_pad_template(
+        element_class, eg::pad_template_with_dma_drm(&sink_template, eg::dma_drm_caps(formats)));
+    gst_element_class_add_pad_template(
+        element_class, eg::pad_template_with_dma_drm(&src_template, eg::dma_drm_caps(formats)));
+}
+
 } // namespace
 
 static void gst_tensor_import_class_init(GstTensorImportClass* klass)
@@ -463,8 +479,7 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
 
     ti::install_properties(gobject_class);
 
-    gst_element_class_add_static_pad_template(element_class, &sink_template);
-    gst_element_class_add_static_pad_template(element_class, &src_template);
+    add_pad_templates(element_class);
     gst_element_class_set_static_metadata(
         element_class, "Tensor import", "Filter/Video/Tensor",
         "Imports the DMA-BUF or memfd behind every video/x-raw or other/tensors buffer once "
@@ -477,6 +492,7 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
     bt->stop = gst_tensor_import_stop;
     bt->transform_caps = gst_tensor_import_transform_caps;
     bt->set_caps = gst_tensor_import_set_caps;
+    bt->accept_caps = eg::transform_accept_caps;
     bt->propose_allocation = ti::propose_allocation;
     bt->transform_meta = gst_tensor_import_transform_meta;
     bt->prepare_output_buffer = gst_tensor_import_prepare_output_buffer;

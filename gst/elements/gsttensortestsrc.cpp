@@ -32,6 +32,7 @@
 
 #include "gsttensortestsrc.h"
 
+#include "dma_drm.hpp"
 #include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
@@ -184,8 +185,9 @@ GstCaps* gst_tensor_test_src_fixate(GstBaseSrc* bsrc, GstCaps* caps)
         else
             gst_structure_set(s, "interlace-mode", G_TYPE_STRING, "progressive", nullptr);
         gst_structure_fixate_field(s, "format");
-        const GstVideoFormat format =
-            gst_video_format_from_string(gst_structure_get_string(s, "format"));
+        if (gst_structure_has_field(s, "drm-format")) // DMA_DRM (1.24+): its first listed
+            gst_structure_fixate_field(s, "drm-format");
+        const GstVideoFormat format = eg::video_format_of(s);
         gint w = 0, h = 0;
         GstVideoInfo def;
         if (format != GST_VIDEO_FORMAT_UNKNOWN && gst_structure_get_int(s, "width", &w) &&
@@ -441,7 +443,14 @@ static void gst_tensor_test_src_class_init(GstTensorTestSrcClass* klass)
 
     ts::install_properties(gobject_class);
 
-    gst_element_class_add_static_pad_template(element_class, &src_template);
+    // From GStreamer 1.24 also DMA_DRM with the linear drm-formats of its formats, after the
+    // system-memory caps: produced when downstream asks for memory:DMABuf.
+    {
+        eg::MiniObjectPtr<GstCaps> video(gst_static_pad_template_get_caps(&src_template));
+        gst_element_class_add_pad_template(
+            element_class,
+            eg::pad_template_with_dma_drm(&src_template, eg::dma_drm_caps_like(video.get())));
+    }
     gst_element_class_set_static_metadata(
         element_class, "Tensor test source", "Source/Video/Tensor",
         "Produces patterned video/x-raw or other/tensors frames in edgetensor DMA-BUF buffers "

@@ -4,6 +4,7 @@
 
 #include "tensorconvert_caps.hpp"
 
+#include "dma_drm.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "vfunc_guard.hpp"
@@ -233,6 +234,14 @@ GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirecti
         input.reset(gst_caps_ref(caps));
 
     for (guint i = 0; i < gst_caps_get_size(input.get()); ++i) {
+        if (direction == GST_PAD_SINK && is_dma_drm_structure(input.get(), i)) {
+            // Linear DMA_DRM (1.24+) is mapped like plain video/x-raw of its format.
+            if (GstStructure* video = dma_drm_as_video(gst_caps_get_structure(input.get(), i))) {
+                result = add_src_structures(s, video, result);
+                gst_structure_free(video);
+            }
+            continue;
+        }
         const GstCapsFeatures* f = gst_caps_get_features(input.get(), i);
         if (f && !gst_caps_features_is_any(f) &&
             !gst_caps_features_is_equal(f, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY))
@@ -242,7 +251,12 @@ GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirecti
             if (gst_structure_has_name(st, "video/x-raw"))
                 result = add_src_structures(s, st, result);
         } else {
-            result = add_sink_structures(s, st, result);
+            // From 1.24 the same frames as linear DMA_DRM first, so that a DMA-BUF producer
+            // (v4l2src, a VA decoder, glupload) hands its buffers over rather than a copy in
+            // system memory, and picks a linear drm-format, never a tiled one.
+            MiniObjectPtr<GstCaps> sink(add_sink_structures(s, st, gst_caps_new_empty()));
+            result = gst_caps_merge(result, dma_drm_caps_like(sink.get()));
+            result = gst_caps_merge(result, sink.release());
         }
     }
     if (filter) {

@@ -21,11 +21,13 @@ namespace
 {
 
 // Video whose frames GstVideoMeta may describe under `policy` (none when the caps could not be
-// read: not fixed, or no format the stream layout knows).
+// read: not fixed, or no format the stream layout knows). DMA_DRM frames always are: their
+// caps give no strides, the meta is where a reader finds them.
 bool meta_described(const StreamLayout* stream, const PoolPolicy& policy)
 {
     return stream && stream->video &&
-           (policy.video_meta_on_dmabuf_caps || stream->memory == StreamMemory::Any);
+           (policy.video_meta_on_dmabuf_caps || stream->memory == StreamMemory::Any ||
+            stream->memory == StreamMemory::DmaDrm);
 }
 
 // DMA-BUF unless its 64-byte rows would differ from the default layout and nobody describes
@@ -71,9 +73,11 @@ NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream
     NegotiatedPool out;
     out.pool.reset(reuse ? GST_BUFFER_POOL(gst_object_ref(reuse))
                          : gst_edge_tensor_buffer_pool_new());
+    // DMA_DRM caps state no strides: their frames carry GstVideoMeta whatever the peer says.
     const bool video_meta =
         meta_described(stream.get(), policy) &&
-        (peer_reads_video_meta || !policy.default_layout_unless_peer_reads_meta);
+        (peer_reads_video_meta || !policy.default_layout_unless_peer_reads_meta ||
+         stream->memory == StreamMemory::DmaDrm);
     const GstEdgeTensorMemoryKind kind = memory_kind_for(element, stream, policy, video_meta);
 
     GstStructure* config = gst_buffer_pool_get_config(out.pool.get());

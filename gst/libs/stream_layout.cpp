@@ -4,6 +4,8 @@
 
 #include "stream_layout.hpp"
 
+#include "dma_drm.hpp"
+
 #include <gst/edgetensor/edgetensor.hpp>
 
 #include <string>
@@ -11,6 +13,54 @@
 
 namespace edgetensor::gst
 {
+
+namespace
+{
+
+// The frame's GstVideoInfo: DMA_DRM caps through GstVideoInfoDmaDrm (1.24+), linear only.
+Result<void> read_video_info(const GstCaps* caps, StreamLayout* out)
+{
+#if GST_CHECK_VERSION(1, 24, 0)
+    if (gst_video_is_dma_drm_caps(caps)) {
+        GstVideoInfoDmaDrm drm;
+        gst_video_info_dma_drm_init(&drm);
+        if (!gst_video_info_dma_drm_from_caps(&drm, caps))
+            return make_error(ErrorCode::InvalidArgument,
+                              "DMA_DRM caps lack a drm-format GStreamer knows, a width or a "
+                              "height");
+        if (drm.drm_modifier != kDrmLinear)
+            return make_error(ErrorCode::NotSupported,
+                              "drm-format " + drm_format_name(drm.drm_fourcc, drm.drm_modifier) +
+                                  " is tiled or compressed: edgetensor reads linear DMA-BUFs "
+                                  "only (drm-format " +
+                                  drm_format_name(drm.drm_fourcc, kDrmLinear) +
+                                  "); have the producer choose a linear one");
+        // drm.vinfo says format DMA_DRM; the linear frame is the GStreamer format's default
+        // layout (GstVideoMeta carries the producer's strides and offsets).
+        if (!gst_video_info_dma_drm_to_video_info(&drm, &out->vinfo))
+            return make_error(ErrorCode::NotSupported,
+                              "drm-format " + drm_format_name(drm.drm_fourcc, drm.drm_modifier) +
+                                  " has no GStreamer video format edgetensor could read");
+        out->memory = StreamMemory::DmaDrm;
+        out->drm = {drm.drm_fourcc, drm.drm_modifier};
+        return {};
+    }
+#endif
+    if (!gst_video_info_from_caps(&out->vinfo, caps))
+        return make_error(ErrorCode::InvalidArgument,
+                          "video/x-raw caps lack a known format, width or height");
+#if GST_CHECK_VERSION(1, 24, 0)
+    if (GST_VIDEO_INFO_FORMAT(&out->vinfo) == GST_VIDEO_FORMAT_DMA_DRM)
+        return make_error(ErrorCode::InvalidArgument,
+                          "format=DMA_DRM needs the memory:DMABuf caps feature and a drm-format");
+#endif
+    if (gst_caps_features_contains(gst_caps_get_features(caps, 0), GST_CAPS_FEATURE_MEMORY_DMABUF))
+        out->memory = StreamMemory::DmaBuf;
+    out->drm.fourcc = drm_fourcc_from_gst(GST_VIDEO_INFO_FORMAT(&out->vinfo));
+    return {};
+}
+
+} // namespace
 
 bool StreamLayout::same_caps(const GstCaps* other) const noexcept
 {
@@ -42,15 +92,10 @@ Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps)
                           std::string("caps ") + gst_structure_get_name(s) +
                               " are neither video/x-raw nor other/tensors");
 
-    if (!gst_video_info_from_caps(&out->vinfo, caps))
-        return make_error(ErrorCode::InvalidArgument,
-                          "video/x-raw caps lack a known format, width or height");
+    if (auto r = read_video_info(caps, out.get()); !r)
+        return unexpected(std::move(r).error());
     out->video = true;
-    if (gst_caps_features_contains(gst_caps_get_features(caps, 0), GST_CAPS_FEATURE_MEMORY_DMABUF))
-        out->memory = StreamMemory::DmaBuf;
-    const GstVideoFormat format = GST_VIDEO_INFO_FORMAT(&out->vinfo);
-    out->pixel_format = pixel_format_from_gst(format);
-    out->drm.fourcc = drm_fourcc_from_gst(format);
+    out->pixel_format = pixel_format_from_gst(GST_VIDEO_INFO_FORMAT(&out->vinfo));
     out->colorimetry_from_caps = gst_structure_has_field(s, "colorimetry");
     if (out->colorimetry_from_caps)
         out->colorimetry = colorimetry_from_gst(out->vinfo.colorimetry);

@@ -5,10 +5,13 @@
 // immutable: an element keeps the pointer under its streaming lock and takes it once per
 // buffer; the import cache and the copy fallback read the same snapshot. Not installed.
 //
-// DMA_DRM (GStreamer 1.24+, issue 22) is one more way for caps to say where the frames are:
-// `video/x-raw(memory:DMABuf), format=DMA_DRM, drm-format=NV12[:<modifier>]`. It belongs in
-// stream_layout_from_caps() (GstVideoInfoDmaDrm) and StreamMemory::DmaDrm, with the DRM
-// format and modifier in `drm`, so every element and the cache see it from one parser.
+// DMA_DRM (GStreamer 1.24+) is one more way for caps to say where the frames are:
+// `video/x-raw(memory:DMABuf), format=DMA_DRM, drm-format=NV12[:<modifier>]`, read here
+// (GstVideoInfoDmaDrm) and nowhere else: a linear drm-format is the same frame as
+// `video/x-raw(memory:DMABuf), format=NV12` (vinfo has the GStreamer format and its default
+// layout; GstVideoMeta carries the real strides and offsets), memory DmaDrm, the DRM format in
+// `drm`; a tiled or compressed modifier is refused, naming it, so no element ever reads such a
+// frame as linear. Built against 1.22, DMA_DRM caps do not exist and nothing here changes.
 
 #pragma once
 
@@ -34,7 +37,7 @@ namespace edgetensor::gst
 enum class StreamMemory {
     Any,    ///< no memory feature: mappable memory (system, memfd, mappable DMA-BUF)
     DmaBuf, ///< video/x-raw(memory:DMABuf) with a GStreamer format
-    DmaDrm, ///< 1.24+: format=DMA_DRM, the format and modifier in `drm` (not parsed yet)
+    DmaDrm, ///< 1.24+: format=DMA_DRM, drm-format=<fourcc> (linear), the DRM format in `drm`
 };
 
 /// A DRM pixel format: its FourCC (0 where DRM has none) and modifier (0: linear).
@@ -52,7 +55,7 @@ struct StreamLayout {
     // video/x-raw
     GstVideoInfo vinfo{}; ///< the caps' default layout (a buffer's GstVideoMeta may differ)
     PixelFormat pixel_format = PixelFormat::None; ///< None: the core has no image for it
-    DrmFormat drm;                                ///< the frames' DRM format, linear
+    DrmFormat drm; ///< the frames' DRM format, linear (DmaDrm: the caps' drm-format)
     bool colorimetry_from_caps = false;
     Colorimetry colorimetry; ///< from the caps' colorimetry field only, never guessed
 
@@ -70,8 +73,10 @@ struct StreamLayout {
 using StreamLayoutPtr = std::shared_ptr<const StreamLayout>;
 
 /// The layout of fixed caps of one structure: video/x-raw (any memory feature, any format
-/// gst_video_info_from_caps() reads) or other/tensors (parse_tensor_caps()). The error says
-/// what is wrong: not fixed, neither media type, no known format/size, the tensor field.
+/// gst_video_info_from_caps() reads; 1.24+: DMA_DRM with a linear drm-format) or other/tensors
+/// (parse_tensor_caps()). The error says what is wrong: not fixed, neither media type, no known
+/// format/size, the tensor field, a drm-format with a modifier (NotSupported, naming it:
+/// "NV12:0x0100000000000001").
 EDGETENSOR_GST_INTERNAL Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps);
 
 } // namespace edgetensor::gst

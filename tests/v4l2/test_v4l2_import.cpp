@@ -7,6 +7,7 @@
 //
 // Frame count and format: see tests/v4l2/meson.build (ET_V4L2_FRAMES, chosen for TCG).
 
+#include "v4l2_pipeline.hpp"
 #include "vivid.hpp"
 
 #include <gst/allocators/allocators.h>
@@ -14,23 +15,12 @@
 #include <gst/gst.h>
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <linux/videodev2.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <cstring>
+#include <cstdio>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 
-#ifndef ET_GST_PLUGINS_DIR
-#error "ET_GST_PLUGINS_DIR must name GStreamer's system plugin directory"
-#endif
 #ifndef ET_V4L2_FRAMES
 #define ET_V4L2_FRAMES 300
 #endif
@@ -38,15 +28,10 @@
 namespace
 {
 
+using namespace edgetensor::test::v4l2;
+
 constexpr int kFrames = ET_V4L2_FRAMES;
 constexpr const char* kCaps = "video/x-raw,format=YUY2,width=320,height=180,framerate=60/1";
-
-guint64 inode_of(int fd)
-{
-    struct stat st {
-    };
-    return fstat(fd, &st) == 0 ? guint64(st.st_ino) : 0;
-}
 
 // What the two probes saw.
 struct Seen {
@@ -115,13 +100,7 @@ protected:
     void SetUp() override
     {
         // v4l2src and fakesink come from the system plugins the test environment leaves out.
-        for (const char* name : {"libgstvideo4linux2.so", "libgstcoreelements.so"}) {
-            const std::string path = std::string(ET_GST_PLUGINS_DIR) + "/" + name;
-            GError* err = nullptr;
-            GstPlugin* p = gst_plugin_load_file(path.c_str(), &err);
-            ASSERT_TRUE(p) << path << ": " << (err ? err->message : "?");
-            gst_object_unref(p);
-        }
+        ASSERT_EQ(load_system_plugins({"libgstvideo4linux2.so", "libgstcoreelements.so"}), "");
         ET_REQUIRE_VIVID_OR_SKIP(device_);
     }
 
@@ -141,59 +120,24 @@ protected:
         gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, on_sink, &seen, nullptr);
         gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, on_src, &seen, nullptr);
 
-        const gint64 t0 = g_get_monotonic_time();
-        gst_element_set_state(pipeline, GST_STATE_PLAYING);
-        GstBus* bus = gst_element_get_bus(pipeline);
-        GstStructure* stats = nullptr;
-        std::string error;
-        for (;;) {
-            GstMessage* msg = gst_bus_timed_pop_filtered(
-                bus, 120 * GST_SECOND,
-                GstMessageType(GST_MESSAGE_ERROR | GST_MESSAGE_EOS | GST_MESSAGE_ELEMENT));
-            if (!msg) {
-                error = "timed out after 120 s";
-                break;
-            }
-            const GstMessageType type = GST_MESSAGE_TYPE(msg);
-            if (type == GST_MESSAGE_ELEMENT &&
-                gst_message_has_name(msg, GST_EDGE_TENSOR_IMPORT_STATS_NAME))
-                stats = gst_structure_copy(gst_message_get_structure(msg));
-            if (type == GST_MESSAGE_ERROR) {
-                GError* e = nullptr;
-                gchar* dbg = nullptr;
-                gst_message_parse_error(msg, &e, &dbg);
-                error = std::string(e->message) + " (" + (dbg ? dbg : "") + ")";
-                g_error_free(e);
-                g_free(dbg);
-            }
-            gst_message_unref(msg);
-            if (type != GST_MESSAGE_ELEMENT)
-                break;
-        }
-        const double secs = double(g_get_monotonic_time() - t0) / 1e6;
+        const RunEnd end = run_to_eos(pipeline);
         gst_element_set_state(pipeline, GST_STATE_NULL);
-        gst_object_unref(bus);
         gst_object_unref(sink);
         gst_object_unref(src);
         gst_object_unref(imp);
         gst_object_unref(pipeline);
 
-        ASSERT_TRUE(error.empty()) << error;
-        ASSERT_TRUE(stats) << "no edgetensor-stats message at EOS";
-        gchar* str = gst_structure_to_string(stats);
-        std::printf("%s, %d frames in %.1f s: %s\n", io_mode, kFrames, secs, str);
+        ASSERT_TRUE(end.error.empty()) << end.error;
+        ASSERT_TRUE(end.stats) << "no edgetensor-stats message at EOS";
+        gchar* str = gst_structure_to_string(end.stats.get());
+        std::printf("%s, %d frames in %.1f s: %s\n", io_mode, kFrames, end.seconds, str);
         g_free(str);
 
-        guint64 hits = 0, misses = 0, copies = 1, frames = 0;
-        gst_structure_get_uint64(stats, "hits", &hits);
-        gst_structure_get_uint64(stats, "misses", &misses);
-        gst_structure_get_uint64(stats, "copies", &copies);
-        gst_structure_get_uint64(stats, "frames", &frames);
-        std::set<guint64> cached;
-        const GValue* inodes = gst_structure_get_value(stats, "inodes");
-        for (guint i = 0; inodes && i < gst_value_array_get_size(inodes); ++i)
-            cached.insert(g_value_get_uint64(gst_value_array_get_value(inodes, i)));
-        gst_structure_free(stats);
+        const guint64 hits = stat_u64(end.stats.get(), "hits");
+        const guint64 misses = stat_u64(end.stats.get(), "misses");
+        const guint64 copies = stat_u64(end.stats.get(), "copies", 1);
+        const guint64 frames = stat_u64(end.stats.get(), "frames");
+        const std::set<guint64> cached = cached_inodes(end.stats.get());
 
         std::lock_guard<std::mutex> lock(seen.mu);
         EXPECT_EQ(seen.frames_in, kFrames);
