@@ -66,7 +66,6 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <string>
 #include <utility>
 
@@ -448,19 +447,6 @@ gboolean gst_tensor_import_sink_event(GstBaseTransform* trans, GstEvent* event)
     return GST_BASE_TRANSFORM_CLASS(gst_tensor_import_parent_class)->sink_event(trans, event);
 }
 
-// The pad templates: TEMPLATE_CAPS, and from 1.24 DMA_DRM with every linear drm-format of a
-// GStreamer format (the bytes are imported, not read: any linear layout will do).
-void add_pad_templates(GstElementClass* element_class)
-{
-    guint n = 0;
-    const GstVideoFormat* raw = gst_video_formats_raw(&n);
-    const std::span<const GstVideoFormat> formats(raw, n);
-    gst_element_class_add_pad_template(
-        element_class, eg::pad_template_with_dma_drm(&sink_template, eg::dma_drm_caps(formats)));
-    gst_element_class_add_pad_template(
-        element_class, eg::pad_template_with_dma_drm(&src_template, eg::dma_drm_caps(formats)));
-}
-
 } // namespace
 
 static void gst_tensor_import_class_init(GstTensorImportClass* klass)
@@ -479,7 +465,13 @@ static void gst_tensor_import_class_init(GstTensorImportClass* klass)
 
     ti::install_properties(gobject_class);
 
-    add_pad_templates(element_class);
+    // From GStreamer 1.24 also DMA_DRM with every linear drm-format GStreamer has a format
+    // for: the bytes are imported, not read, any linear layout will do.
+    gst_element_class_add_pad_template(
+        element_class,
+        eg::pad_template_with_dma_drm(&sink_template, eg::dma_drm_caps_any_linear()));
+    gst_element_class_add_pad_template(
+        element_class, eg::pad_template_with_dma_drm(&src_template, eg::dma_drm_caps_any_linear()));
     gst_element_class_set_static_metadata(
         element_class, "Tensor import", "Filter/Video/Tensor",
         "Imports the DMA-BUF or memfd behind every video/x-raw or other/tensors buffer once "

@@ -452,6 +452,25 @@ gboolean gst_tensor_ipc_sink_set_caps(GstBaseSink* sink, GstCaps* caps)
     });
 }
 
+// DMA_DRM caps it does not list (a tiled modifier) are refused naming the drm-format.
+gboolean gst_tensor_ipc_sink_query(GstBaseSink* sink, GstQuery* query)
+{
+    if (GST_QUERY_TYPE(query) == GST_QUERY_ACCEPT_CAPS && eg::dma_drm_negotiated()) {
+        const bool refused = eg::guarded(sink, "query", false, [&] {
+            GstCaps* caps = nullptr;
+            gst_query_parse_accept_caps(query, &caps);
+            eg::MiniObjectPtr<GstCaps> templ(
+                gst_pad_get_pad_template_caps(GST_BASE_SINK_PAD(sink)));
+            return !eg::accept_dma_drm(GST_ELEMENT(sink), caps, templ.get());
+        });
+        if (refused) {
+            gst_query_set_accept_caps_result(query, FALSE);
+            return TRUE;
+        }
+    }
+    return GST_BASE_SINK_CLASS(gst_tensor_ipc_sink_parent_class)->query(sink, query);
+}
+
 gboolean gst_tensor_ipc_sink_propose_allocation(GstBaseSink* sink, GstQuery* query)
 {
     eg::guarded(sink, "propose_allocation", [&] {
@@ -506,7 +525,9 @@ static void gst_tensor_ipc_sink_class_init(GstTensorIpcSinkClass* klass)
 
     install_properties(gobject_class);
 
-    gst_element_class_add_static_pad_template(element_class, &sink_template);
+    gst_element_class_add_pad_template(
+        element_class,
+        eg::pad_template_with_dma_drm(&sink_template, eg::dma_drm_caps_any_linear()));
     gst_element_class_set_static_metadata(
         element_class, "Tensor IPC sink", "Sink/Video",
         "Shares DMA-BUF/memfd buffers with tensoripcsrc receivers in other processes by "
@@ -522,6 +543,7 @@ static void gst_tensor_ipc_sink_class_init(GstTensorIpcSinkClass* klass)
     bs->unlock = gst_tensor_ipc_sink_unlock;
     bs->unlock_stop = gst_tensor_ipc_sink_unlock_stop;
     bs->event = gst_tensor_ipc_sink_event;
+    bs->query = gst_tensor_ipc_sink_query;
 
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_IPC_SINK_COPY_MODE, GstPluginAPIFlags(0));
 }

@@ -277,7 +277,7 @@ GstFlowReturn sender_gone(GstTensorIpcSrc* self, const Settings& s, const ipc::E
 GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
 {
     State& st = state_of(self);
-    eg::MiniObjectPtr<GstCaps> templ(gst_static_pad_template_get_caps(&src_template));
+    eg::MiniObjectPtr<GstCaps> templ(gst_pad_get_pad_template_caps(GST_BASE_SRC_PAD(self)));
     auto sender = read_sender_caps(e.caps, templ.get());
     if (!sender)
         return reject(self, sender.error().message());
@@ -547,7 +547,8 @@ static void gst_tensor_ipc_src_class_init(GstTensorIpcSrcClass* klass)
 
     install_properties(gobject_class);
 
-    gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_add_pad_template(
+        element_class, eg::pad_template_with_dma_drm(&src_template, eg::dma_drm_caps_any_linear()));
     gst_element_class_set_static_metadata(
         element_class, "Tensor IPC source", "Source/Video",
         "Receives DMA-BUF/memfd buffers from a tensoripcsink in another process without a "

@@ -6,13 +6,17 @@
 
 #pragma once
 
+#include "dma_drm.hpp"
+
 #include <gst/gst.h>
 
 namespace edgetensor::gst::tensoripc
 {
 
+// From GStreamer 1.24 the pad templates add DMA_DRM with every linear drm-format
+// (dma_drm_caps_any_linear()): the frames' bytes travel, nobody here reads them.
 #define EDGETENSOR_TENSOR_IPC_CAPS                                                                 \
-    "video/x-raw; video/x-raw(memory:DMABuf); "                                                    \
+    "video/x-raw; " EDGETENSOR_DMABUF_CAPS "; "                                                    \
     "other/tensors, num_tensors = (int) 1, format = (string) static"
 
 /// The flags that describe the frame itself, which a receiver can act on; the sender's

@@ -124,6 +124,13 @@ GstCaps* dma_drm_caps(std::span<const GstVideoFormat> formats)
 #endif
 }
 
+GstCaps* dma_drm_caps_any_linear()
+{
+    guint n = 0;
+    const GstVideoFormat* raw = gst_video_formats_raw(&n);
+    return dma_drm_caps(std::span<const GstVideoFormat>(raw, n));
+}
+
 GstCaps* dma_drm_caps_like(const GstCaps* caps)
 {
     GstCaps* out = gst_caps_new_empty();

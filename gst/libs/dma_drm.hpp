@@ -50,6 +50,10 @@ EDGETENSOR_GST_INTERNAL std::string drm_format_name(uint32_t fourcc, uint64_t mo
 /// before 1.24.
 EDGETENSOR_GST_INTERNAL GstCaps* dma_drm_caps(std::span<const GstVideoFormat> formats);
 
+/// dma_drm_caps() of every raw GStreamer format: what an element that passes the bytes on
+/// without reading them (tensorimport, tensoripcsink/src) takes or gives.
+EDGETENSOR_GST_INTERNAL GstCaps* dma_drm_caps_any_linear();
+
 /// The DMA_DRM twin of every plain video/x-raw structure (system memory, a format field) of
 /// `caps`, in order: the same fields, format -> linear drm-format (formats without a DRM FourCC
 /// left out). Empty caps before 1.24 or when none is left.

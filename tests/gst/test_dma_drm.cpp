@@ -9,6 +9,7 @@
 
 #include "dma_drm.hpp"
 #include "element_harness.hpp"
+#include "ipc_test_util.hpp"
 #include "stream_layout.hpp"
 
 #include <gst/allocators/allocators.h>
@@ -372,6 +373,69 @@ TEST(DmaDrm, TensorTestSrcProducesLinearDmaDrmWhenAskedWithTheSamePixels)
     (void)testsrc_frame("video/x-raw,format=NV12,width=64,height=32", &any_meta, &any_caps);
     ASSERT_TRUE(any_caps);
     EXPECT_FALSE(eg::is_dma_drm_structure(any_caps.get(), 0));
+}
+
+TEST(DmaDrm, LinearDmaDrmTravelsThroughTensorIpcWithItsVideoMeta)
+{
+    if (!eg::dma_drm_negotiated()) {
+        for (const char* name : {"tensoripcsink", "tensoripcsrc"}) {
+            GstElement* e = gst_element_factory_make(name, nullptr);
+            ASSERT_NE(e, nullptr) << name;
+            GstPad* pad = gst_element_get_static_pad(e, GST_IS_BASE_SINK(e) ? "sink" : "src");
+            CapsPtr templ(gst_pad_get_pad_template_caps(pad));
+            EXPECT_FALSE(has_dma_drm(templ.get())) << name << ": 1.22, as before";
+            gst_object_unref(pad);
+            gst_object_unref(e);
+        }
+        return;
+    }
+    load_system_plugins();
+    SocketDir dir;
+    Pipeline tx(std::string("tensortestsrc num-buffers=3 pattern=frame-counter ! ") + kDrmNv12 +
+                " ! tensoripcsink name=sink socket-path=" + dir.path() +
+                " wait-for-connection=true block=true sync=false");
+    Pipeline rx("tensoripcsrc name=src socket-path=" + dir.path() +
+                " ! appsink name=out sync=false max-buffers=8 enable-last-sample=false");
+    ASSERT_TRUE(tx && rx);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    for (guint64 n = 0; n < 3; ++n) {
+        MiniObjectPtr<GstSample> sample(
+            gst_app_sink_try_pull_sample(GST_APP_SINK(rx.by_name("out")), 5 * GST_SECOND));
+        ASSERT_TRUE(sample) << "frame " << n;
+        GstCaps* caps = gst_sample_get_caps(sample.get());
+        ASSERT_TRUE(caps);
+        EXPECT_TRUE(eg::is_dma_drm_structure(caps, 0)) << "the sender's DMA_DRM caps";
+        GstBuffer* b = gst_sample_get_buffer(sample.get());
+        EXPECT_NE(gst_buffer_get_video_meta(b), nullptr) << "frame " << n;
+        EXPECT_NE(gst_buffer_get_edge_tensor_meta(b), nullptr) << "frame " << n;
+    }
+    GstElement* sink = tx.by_name("sink");
+    guint64 copies = 1;
+    g_object_get(sink, "copies", &copies, nullptr);
+    EXPECT_EQ(copies, 0u);
+}
+
+TEST(DmaDrm, TensorIpcSinkRefusesATiledModifierNamingIt_Negative)
+{
+    GstElement* e = gst_element_factory_make("tensoripcsink", nullptr);
+    ASSERT_NE(e, nullptr);
+    GstBus* bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    GstPad* sink = gst_element_get_static_pad(e, "sink");
+    const bool accepted = gst_pad_query_accept_caps(sink, caps_from(kTiledNv12).get());
+    gst_object_unref(sink);
+    const std::vector<std::string> w = warnings(bus);
+    gst_element_set_bus(e, nullptr);
+    gst_object_unref(e);
+    gst_object_unref(bus);
+    if (!eg::dma_drm_negotiated()) {
+        EXPECT_TRUE(accepted) << "1.22, as before: its bare memory:DMABuf structure takes them";
+        return;
+    }
+    EXPECT_FALSE(accepted);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_NE(w[0].find("NV12:0x0100000000000001"), std::string::npos) << w[0];
 }
 
 } // namespace
