@@ -5,6 +5,7 @@
 
 #include "elements/gsttensorconvert.h"
 #include "elements/gsttensorimport.h"
+#include "elements/gsttensorinfer.h"
 #include "elements/gsttensoripcsink.h"
 #include "elements/gsttensoripcsrc.h"
 #include "elements/gsttensortestsrc.h"
@@ -21,6 +22,7 @@ static gboolean plugin_init(GstPlugin* plugin)
     ok |= GST_ELEMENT_REGISTER(tensorimport, plugin);
     ok |= GST_ELEMENT_REGISTER(tensoripcsink, plugin);
     ok |= GST_ELEMENT_REGISTER(tensoripcsrc, plugin);
+    ok |= GST_ELEMENT_REGISTER(tensorinfer, plugin);
     return ok;
 }
 
