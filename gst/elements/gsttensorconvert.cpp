@@ -61,6 +61,7 @@
 #include "tensorconvert_properties.hpp"
 #include "tensorconvert_settings.hpp"
 #include "tensorconvert_stats.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -71,7 +72,6 @@
 #include <edgetensor/convert.hpp>
 
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -156,49 +156,44 @@ Settings settings_snapshot(GstTensorConvert* self)
 GstCaps* gst_tensor_convert_transform_caps(GstBaseTransform* trans, GstPadDirection direction,
                                            GstCaps* caps, GstCaps* filter)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        return cs::transform_caps(trans, settings_snapshot(self), direction, caps, filter);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "transform_caps failed: %s", e.what());
-    }
-    return gst_caps_new_empty();
+    return eg::guarded(trans, "transform_caps", gst_caps_new_empty, [&] {
+        return cs::transform_caps(trans, settings_snapshot(GST_TENSOR_CONVERT(trans)), direction,
+                                  caps, filter);
+    });
 }
 
 GstCaps* gst_tensor_convert_fixate_caps(GstBaseTransform* trans, GstPadDirection direction,
                                         GstCaps* caps, GstCaps* othercaps)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    std::optional<Settings> s;
-    try {
-        s = settings_snapshot(self);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "fixate_caps failed: %s", e.what());
-        return gst_caps_fixate(othercaps);
+    // cs::fixate_caps throws only before it takes othercaps.
+    return eg::guarded(
+        trans, "fixate_caps", [othercaps] { return gst_caps_fixate(othercaps); },
+        [&] {
+            return cs::fixate_caps(trans, settings_snapshot(GST_TENSOR_CONVERT(trans)), direction,
+                                   caps, othercaps);
+        });
+}
+
+// Whether `event` may go on (the event stays ours either way).
+bool accept_sink_event(GstTensorConvert* self, GstEvent* event)
+{
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        if (state_of(self).streaming.cache)
+            gst_edge_tensor_import_cache_clear(state_of(self).streaming.cache.get(), "flush-stop");
     }
-    return cs::fixate_caps(trans, *s, direction, caps, othercaps);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+        GstCaps* caps = nullptr;
+        gst_event_parse_caps(event, &caps);
+        return cs::check_downstream(GST_BASE_TRANSFORM(self), settings_snapshot(self), caps);
+    }
+    return true;
 }
 
 gboolean gst_tensor_convert_sink_event(GstBaseTransform* trans, GstEvent* event)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            if (state_of(self).streaming.cache)
-                gst_edge_tensor_import_cache_clear(state_of(self).streaming.cache.get(),
-                                                   "flush-stop");
-        }
-        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
-            GstCaps* caps = nullptr;
-            gst_event_parse_caps(event, &caps);
-            if (!cs::check_downstream(trans, settings_snapshot(self), caps)) {
-                gst_event_unref(event);
-                return FALSE;
-            }
-        }
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
+    if (!eg::guarded(trans, "sink_event", false,
+                     [&] { return accept_sink_event(GST_TENSOR_CONVERT(trans), event); })) {
         gst_event_unref(event);
         return FALSE;
     }
@@ -296,14 +291,8 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
 
 gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* outcaps)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        return set_caps_impl(self, incaps, outcaps);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot configure the conversion."),
-                          ("%s", e.what()));
-    }
-    return FALSE;
+    return eg::guarded(trans, "set_caps", FALSE,
+                       [&] { return set_caps_impl(GST_TENSOR_CONVERT(trans), incaps, outcaps); });
 }
 
 // The output meta says what the values are and what the conversion applied (the pool's meta
@@ -434,28 +423,29 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
     return GST_FLOW_OK;
 }
 
+// Every plane's first and last byte inside the mapped memory, before the engine (or
+// gst_video_frame_map, which checks only each plane's first byte) touches the frame.
+GstFlowReturn check_and_transform(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
+{
+    GstVideoInfo info;
+    bool configured;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        configured = state_of(self).streaming.converter.has_value();
+        info = state_of(self).streaming.in_info;
+    }
+    std::string why;
+    if (configured && !eg::check_video_frame(inbuf, &info, &why))
+        return drop_input(self, inbuf, why);
+    return transform_impl(self, inbuf, outbuf);
+}
+
 GstFlowReturn gst_tensor_convert_transform(GstBaseTransform* trans, GstBuffer* inbuf,
                                            GstBuffer* outbuf)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        // Every plane's first and last byte inside the mapped memory, before the engine (or
-        // gst_video_frame_map, which checks only each plane's first byte) touches the frame.
-        GstVideoInfo info;
-        bool configured;
-        {
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            configured = state_of(self).streaming.converter.has_value();
-            info = state_of(self).streaming.in_info;
-        }
-        std::string why;
-        if (configured && !eg::check_video_frame(inbuf, &info, &why))
-            return drop_input(self, inbuf, why);
-        return transform_impl(self, inbuf, outbuf);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Conversion failed."), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(trans, "transform", GST_FLOW_ERROR, [&] {
+        return check_and_transform(GST_TENSOR_CONVERT(trans), inbuf, outbuf);
+    });
 }
 
 // The settings start() refuses: values that were refused when set, and a normalisation that
@@ -485,14 +475,16 @@ bool check_settings(GstTensorConvert* self)
 GstFlowReturn gst_tensor_convert_prepare_output_buffer(GstBaseTransform* trans, GstBuffer* inbuf,
                                                        GstBuffer** outbuf)
 {
-    return eg::prepare_output_from_pool(
-        trans, GST_BASE_TRANSFORM_CLASS(gst_tensor_convert_parent_class), inbuf, outbuf);
+    return eg::guarded(trans, "prepare_output_buffer", GST_FLOW_ERROR, [&] {
+        return eg::prepare_output_from_pool(
+            trans, GST_BASE_TRANSFORM_CLASS(gst_tensor_convert_parent_class), inbuf, outbuf);
+    });
 }
 
 gboolean gst_tensor_convert_start(GstBaseTransform* trans)
 {
     auto* self = GST_TENSOR_CONVERT(trans);
-    try {
+    return eg::guarded(self, "start", FALSE, [self]() -> gboolean {
         if (!check_settings(self))
             return FALSE;
         std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -500,16 +492,13 @@ gboolean gst_tensor_convert_start(GstBaseTransform* trans)
         state_of(self).streaming.cache.reset(
             gst_edge_tensor_import_cache_new(GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE));
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
 {
     auto* self = GST_TENSOR_CONVERT(trans);
-    try {
+    return eg::guarded(self, "stop", FALSE, [self] {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         const Streaming& st = state_of(self).streaming;
         GST_DEBUG_OBJECT(self, "stopping after %" G_GUINT64_FORMAT " frames", st.frames);
@@ -517,10 +506,7 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
                       st.converter ? &*st.converter : nullptr);
         state_of(self).streaming = Streaming{};
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 // ---- GObject -------------------------------------------------------------------------------
@@ -528,14 +514,13 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
 void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValue* value,
                                      GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_CONVERT(object);
-    cs::set_property(GST_ELEMENT(self), &state_of(self).settings, prop_id, value, pspec);
+    eg::guarded(object, "set_property", [&] {
+        cs::set_property(GST_ELEMENT(object), &state_of(object).settings, prop_id, value, pspec);
+    });
 }
 
-void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* value,
-                                     GParamSpec* pspec)
+void get_property_impl(GstTensorConvert* self, guint prop_id, GValue* value, GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_CONVERT(object);
     {
         // Streaming state: under mu, never with the object lock held.
         std::lock_guard<std::mutex> slock(state_of(self).mu);
@@ -546,7 +531,14 @@ void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* val
     }
     eg::ObjectLockGuard lock(self);
     if (!cs::get_property(state_of(self).settings, state_of(self).report, prop_id, value))
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
+}
+
+void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* value,
+                                     GParamSpec* pspec)
+{
+    eg::guarded(object, "get_property",
+                [&] { get_property_impl(GST_TENSOR_CONVERT(object), prop_id, value, pspec); });
 }
 
 void gst_tensor_convert_finalize(GObject* object)

@@ -56,12 +56,12 @@
 #include "tensoripc_common.hpp"
 #include "tensoripcsrc_frame.hpp"
 #include "tensoripcsrc_properties.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -168,10 +168,13 @@ ipc::ReceiverConfig receiver_config(const Settings& s)
     return c;
 }
 
+// The cache's figures plus the receiver's; NULL out of memory.
 GstStructure* make_stats(GstTensorIpcSrc* self)
 {
     State& st = state_of(self);
     GstStructure* s = gst_edge_tensor_import_cache_get_stats(st.cache.get());
+    if (!s)
+        return nullptr;
     const ipc::ReceiverStats r = st.receiver.stats();
     gst_structure_set(s, "received", G_TYPE_UINT64, r.received, "rejected", G_TYPE_UINT64,
                       r.rejected, "last-rejection", G_TYPE_STRING, r.last_rejection.c_str(),
@@ -390,10 +393,9 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
 
 // ---- GObject -------------------------------------------------------------------------------
 
-void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValue* value,
-                                     GParamSpec* pspec)
+void set_property_impl(GstTensorIpcSrc* self, guint prop_id, const GValue* value, GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SRC(object);
+    GObject* object = G_OBJECT(self);
     if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
         return;
     State& st = state_of(self);
@@ -413,10 +415,16 @@ void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValu
         gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
-void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* value,
+void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValue* value,
                                      GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SRC(object);
+    eg::guarded(object, "set_property",
+                [&] { set_property_impl(GST_TENSOR_IPC_SRC(object), prop_id, value, pspec); });
+}
+
+void get_property_impl(GstTensorIpcSrc* self, guint prop_id, GValue* value, GParamSpec* pspec)
+{
+    GObject* object = G_OBJECT(self);
     State& st = state_of(self);
     {
         eg::ObjectLockGuard lock(self);
@@ -440,6 +448,13 @@ void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* val
     }
 }
 
+void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* value,
+                                     GParamSpec* pspec)
+{
+    eg::guarded(object, "get_property",
+                [&] { get_property_impl(GST_TENSOR_IPC_SRC(object), prop_id, value, pspec); });
+}
+
 void gst_tensor_ipc_src_finalize(GObject* object)
 {
     auto* self = GST_TENSOR_IPC_SRC(object);
@@ -450,9 +465,8 @@ void gst_tensor_ipc_src_finalize(GObject* object)
 
 // ---- GstBaseSrc ----------------------------------------------------------------------------
 
-gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
+gboolean start_impl(GstTensorIpcSrc* self)
 {
-    auto* self = GST_TENSOR_IPC_SRC(src);
     State& st = state_of(self);
     if (!st.cache || !st.dmabuf_alloc || !st.fd_alloc) {
         GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Cannot create the import cache."),
@@ -472,9 +486,13 @@ gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
     return TRUE;
 }
 
-gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
+gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
 {
-    auto* self = GST_TENSOR_IPC_SRC(src);
+    return eg::guarded(src, "start", FALSE, [src] { return start_impl(GST_TENSOR_IPC_SRC(src)); });
+}
+
+gboolean stop_impl(GstTensorIpcSrc* self)
+{
     State& st = state_of(self);
     {
         std::lock_guard<std::mutex> lock(st.mu);
@@ -483,11 +501,17 @@ gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
     // Closes the socket; frames still downstream keep the Connection object, not the socket.
     st.receiver.stop();
     gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
-    GstStructure* s = make_stats(self);
-    eg::GCharPtr str(gst_structure_to_string(s));
-    GST_INFO_OBJECT(self, "%s", str.get());
-    gst_structure_free(s);
+    if (GstStructure* s = make_stats(self)) {
+        eg::GCharPtr str(gst_structure_to_string(s));
+        GST_INFO_OBJECT(self, "%s", str.get());
+        gst_structure_free(s);
+    }
     return TRUE;
+}
+
+gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
+{
+    return eg::guarded(src, "stop", FALSE, [src] { return stop_impl(GST_TENSOR_IPC_SRC(src)); });
 }
 
 gboolean gst_tensor_ipc_src_unlock(GstBaseSrc* src)
@@ -518,14 +542,9 @@ gboolean gst_tensor_ipc_src_negotiate(GstBaseSrc* src)
 
 GstFlowReturn gst_tensor_ipc_src_create(GstPushSrc* psrc, GstBuffer** out)
 {
-    auto* self = GST_TENSOR_IPC_SRC(psrc);
     *out = nullptr;
-    try {
-        return create_impl(self, out);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(psrc, "create", GST_FLOW_ERROR,
+                       [&] { return create_impl(GST_TENSOR_IPC_SRC(psrc), out); });
 }
 
 } // namespace

@@ -6,11 +6,11 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.hpp>
 
 #include <cstring>
-#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -258,22 +258,18 @@ GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirecti
 GstCaps* fixate_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
                      GstCaps* caps, GstCaps* othercaps)
 {
-    try {
-        if (direction == GST_PAD_SINK && gst_caps_is_fixed(caps)) {
-            // The exact output for this input (dimensions included), in downstream's order of
-            // preference.
-            GstCaps* ideal = transform_caps(self, s, GST_PAD_SINK, caps, nullptr);
-            GstCaps* best = gst_caps_intersect_full(othercaps, ideal, GST_CAPS_INTERSECT_FIRST);
-            gst_caps_unref(ideal);
-            if (!gst_caps_is_empty(best)) {
-                gst_caps_unref(othercaps);
-                othercaps = best;
-            } else {
-                gst_caps_unref(best);
-            }
+    if (direction == GST_PAD_SINK && gst_caps_is_fixed(caps)) {
+        // The exact output for this input (dimensions included), in downstream's order of
+        // preference. Only transform_caps() throws, before othercaps changes hands.
+        GstCaps* ideal = transform_caps(self, s, GST_PAD_SINK, caps, nullptr);
+        GstCaps* best = gst_caps_intersect_full(othercaps, ideal, GST_CAPS_INTERSECT_FIRST);
+        gst_caps_unref(ideal);
+        if (!gst_caps_is_empty(best)) {
+            gst_caps_unref(othercaps);
+            othercaps = best;
+        } else {
+            gst_caps_unref(best);
         }
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "fixate_caps failed: %s", e.what());
     }
     othercaps = gst_caps_fixate(othercaps);
     GST_DEBUG_OBJECT(self, "fixated to %" GST_PTR_FORMAT, othercaps);
@@ -419,7 +415,7 @@ gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCa
 {
     (void)caps;
     (void)size;
-    try {
+    return guarded(self, "transform_size", FALSE, [&]() -> gboolean {
         if (direction != GST_PAD_SINK)
             return FALSE; // the input size never follows from the output
         auto layout = layout_from_caps(othercaps, 1, nullptr);
@@ -430,10 +426,7 @@ gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCa
         }
         *othersize = layout->size;
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "transform_size failed: %s", e.what());
-    }
-    return FALSE;
+    });
 }
 
 } // namespace edgetensor::gst::tensorconvert

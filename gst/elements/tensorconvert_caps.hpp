@@ -39,12 +39,13 @@ GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirecti
                         GstCaps* caps, GstCaps* filter);
 
 /// The base class's fixate_caps: the exact output for a fixed input (dimensions included), in
-/// downstream's order of preference, then fixated. Takes `othercaps`; never throws.
+/// downstream's order of preference, then fixated. Takes `othercaps`; when it throws (out of
+/// memory), it has not taken it yet.
 GstCaps* fixate_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
                      GstCaps* caps, GstCaps* othercaps);
 
 /// The base class's transform_size: an output buffer's size follows from the output caps alone
-/// (never the input's from the output); exceptions caught.
+/// (never the input's from the output). Guarded (vfunc_guard.hpp).
 gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCaps* caps,
                         gsize size, GstCaps* othercaps, gsize* othersize);
 

@@ -10,6 +10,7 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/video/gstvideopool.h>
 
@@ -327,14 +328,7 @@ static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
 
 static gboolean gst_edge_tensor_buffer_pool_set_config(GstBufferPool* pool, GstStructure* config)
 {
-    try {
-        return set_config_impl(pool, config);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(pool, "set_config failed: %s", e.what());
-    } catch (...) {
-        GST_ERROR_OBJECT(pool, "set_config failed");
-    }
-    return FALSE;
+    return eg::guarded(pool, "set_config", FALSE, [&] { return set_config_impl(pool, config); });
 }
 
 static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
@@ -432,14 +426,8 @@ static GstFlowReturn gst_edge_tensor_buffer_pool_alloc_buffer(GstBufferPool* poo
                                                               GstBuffer** buffer,
                                                               GstBufferPoolAcquireParams*)
 {
-    try {
-        return alloc_buffer_impl(pool, buffer);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(pool, "buffer allocation failed: %s", e.what());
-    } catch (...) {
-        GST_ERROR_OBJECT(pool, "buffer allocation failed");
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(pool, "alloc_buffer", GST_FLOW_ERROR,
+                       [&] { return alloc_buffer_impl(pool, buffer); });
 }
 
 static GstFlowReturn gst_edge_tensor_buffer_pool_acquire_buffer(GstBufferPool* pool,
