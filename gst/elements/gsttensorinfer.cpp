@@ -57,6 +57,7 @@
 #include "tensorinfer_naming.hpp"
 #include "tensorinfer_outputs.hpp"
 #include "tensorinfer_properties.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 
@@ -64,7 +65,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -219,11 +219,13 @@ GstStructure* make_stats(GstTensorInfer* self)
 void gst_tensor_infer_set_property(GObject* object, guint prop_id, const GValue* value,
                                    GParamSpec* pspec)
 {
-    eg::store_setting(object, ti::setting_fields(), state_of(object).settings, prop_id, value,
-                      pspec);
+    eg::guarded(object, "set_property", [&] {
+        eg::store_setting(object, ti::setting_fields(), state_of(object).settings, prop_id, value,
+                          pspec);
+    });
 }
 
-void gst_tensor_infer_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec)
+void get_property_impl(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec)
 {
     auto* self = GST_TENSOR_INFER(object);
     State& st = state_of(self);
@@ -241,6 +243,11 @@ void gst_tensor_infer_get_property(GObject* object, guint prop_id, GValue* value
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
     }
+}
+
+void gst_tensor_infer_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec)
+{
+    eg::guarded(object, "get_property", [&] { get_property_impl(object, prop_id, value, pspec); });
 }
 
 void gst_tensor_infer_finalize(GObject* object)
@@ -348,19 +355,14 @@ bool start_impl(GstTensorInfer* self)
 
 gboolean gst_tensor_infer_start(GstBaseTransform* trans)
 {
-    auto* self = GST_TENSOR_INFER(trans);
-    try {
-        return start_impl(self) ? TRUE : FALSE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    return eg::guarded(trans, "start", FALSE,
+                       [trans] { return start_impl(GST_TENSOR_INFER(trans)) ? TRUE : FALSE; });
 }
 
 gboolean gst_tensor_infer_stop(GstBaseTransform* trans)
 {
-    State& st = state_of(trans);
-    try {
+    return eg::guarded(trans, "stop", FALSE, [trans]() -> gboolean {
+        State& st = state_of(trans);
         {
             std::lock_guard<std::mutex> lock(st.mu);
             st.streaming.input.stop();
@@ -377,11 +379,8 @@ gboolean gst_tensor_infer_stop(GstBaseTransform* trans)
             st.info.caps.reset();
         }
         session.reset();
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(trans, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
-        return FALSE;
-    }
-    return TRUE;
+        return TRUE;
+    });
 }
 
 // ---- caps ----------------------------------------------------------------------------------
@@ -389,13 +388,12 @@ gboolean gst_tensor_infer_stop(GstBaseTransform* trans)
 GstCaps* gst_tensor_infer_transform_caps(GstBaseTransform* trans, GstPadDirection direction,
                                          GstCaps* caps, GstCaps* filter)
 {
-    try {
-        const ModelInfo m = state_of(trans).model();
-        return ti::transform_caps(m.caps.get(), direction, caps, filter);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(trans, "transform_caps failed: %s", e.what());
-    }
-    return gst_caps_new_empty();
+    return eg::guarded(
+        trans, "transform_caps", [] { return gst_caps_new_empty(); },
+        [&] {
+            const ModelInfo m = state_of(trans).model();
+            return ti::transform_caps(m.caps.get(), direction, caps, filter);
+        });
 }
 
 bool set_caps_impl(GstTensorInfer* self, GstCaps* incaps)
@@ -458,13 +456,9 @@ bool set_caps_impl(GstTensorInfer* self, GstCaps* incaps)
 
 gboolean gst_tensor_infer_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps*)
 {
-    auto* self = GST_TENSOR_INFER(trans);
-    try {
-        return set_caps_impl(self, incaps) ? TRUE : FALSE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    return eg::guarded(trans, "set_caps", FALSE, [&] {
+        return set_caps_impl(GST_TENSOR_INFER(trans), incaps) ? TRUE : FALSE;
+    });
 }
 
 // ---- allocation ----------------------------------------------------------------------------
@@ -474,7 +468,7 @@ gboolean gst_tensor_infer_set_caps(GstBaseTransform* trans, GstCaps* incaps, Gst
 // it needs (the attached-tensor meta's parameters), for tensorconvert output-mode=meta.
 gboolean gst_tensor_infer_propose_allocation(GstBaseTransform* trans, GstQuery*, GstQuery* query)
 {
-    try {
+    return eg::guarded(trans, "propose_allocation", TRUE, [&]() -> gboolean {
         GstCaps* caps = nullptr;
         gst_query_parse_allocation(query, &caps, nullptr);
         if (!caps || gst_caps_is_empty(caps))
@@ -494,10 +488,8 @@ gboolean gst_tensor_infer_propose_allocation(GstBaseTransform* trans, GstQuery*,
         eg::PoolProposal proposal;
         proposal.with_allocator = true;
         eg::propose_pool(GST_ELEMENT(trans), query, policy, proposal);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(trans, "propose_allocation failed: %s", e.what());
-    }
-    return TRUE;
+        return TRUE;
+    });
 }
 
 // Output buffers are made here (tensors) or are the frames themselves: no pool downstream.
@@ -681,13 +673,8 @@ GstFlowReturn run_impl(GstTensorInfer* self, GstBuffer* inbuf, GstBuffer* outbuf
 GstFlowReturn gst_tensor_infer_transform(GstBaseTransform* trans, GstBuffer* inbuf,
                                          GstBuffer* outbuf)
 {
-    auto* self = GST_TENSOR_INFER(trans);
-    try {
-        return run_impl(self, inbuf, outbuf);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Inference failed."), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(trans, "transform", GST_FLOW_ERROR,
+                       [&] { return run_impl(GST_TENSOR_INFER(trans), inbuf, outbuf); });
 }
 
 GstFlowReturn gst_tensor_infer_transform_ip(GstBaseTransform* trans, GstBuffer* buf)
@@ -699,15 +686,13 @@ gboolean gst_tensor_infer_sink_event(GstBaseTransform* trans, GstEvent* event)
 {
     auto* self = GST_TENSOR_INFER(trans);
     if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
-        try {
+        eg::guarded(self, "sink_event", [self] {
             GstStructure* s = make_stats(self);
             eg::GCharPtr str(gst_structure_to_string(s));
             GST_INFO_OBJECT(self, "%s", str.get());
             gst_element_post_message(GST_ELEMENT(self),
                                      gst_message_new_element(GST_OBJECT(self), s));
-        } catch (const std::exception& e) {
-            GST_WARNING_OBJECT(self, "no statistics at EOS: %s", e.what());
-        }
+        });
     }
     return GST_BASE_TRANSFORM_CLASS(gst_tensor_infer_parent_class)->sink_event(trans, event);
 }
