@@ -136,10 +136,12 @@ void set_tensors_field(GstStructure* s, const ModelCaps& m)
             gst_tensor_type_name(o.dtype), nullptr);
         GValue dims = G_VALUE_INIT;
         gst_value_array_init(&dims, guint(o.shape.size()));
-        for (int64_t dim : o.shape) {
+        for (size_t k = 0; k < o.shape.size(); ++k) {
             GValue v = G_VALUE_INIT;
             g_value_init(&v, G_TYPE_INT);
-            // GStreamer's convention (onnxinference, tfliteinference): 0 = dynamic.
+            // GStreamer's convention (onnxinference, tfliteinference): 0 = dynamic; a dimension
+            // the decoder declares any size is said so, as its accept-caps wants a subset.
+            const int64_t dim = int(k) == n.caps_any_dim ? 0 : o.shape[k];
             g_value_set_int(&v, dim > 0 ? int(dim) : 0);
             gst_value_array_append_and_take_value(&dims, &v);
         }

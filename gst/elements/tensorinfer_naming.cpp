@@ -57,9 +57,14 @@ OutputName convention_of(const std::string& id)
         n.order = TensorDimOrder::ColMajor;
         n.boxes = BoxFormat::YoloCxcywhPixels;
     }
-    for (const SsdRow& r : kSsd)
-        if (r.boxes && (id == r.id126 || id == r.id128))
+    for (const SsdRow& r : kSsd) {
+        if (id != r.id126 && id != r.id128)
+            continue;
+        if (r.boxes)
             n.boxes = BoxFormat::SsdNormalizedYxyx;
+        if (std::string(r.prefix) != "num_detections")
+            n.caps_any_dim = 1; // [1, N, 4], [1, N]: the detection count
+    }
     return n;
 }
 

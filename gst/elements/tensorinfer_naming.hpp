@@ -46,6 +46,10 @@ struct OutputName {
     std::string id;
     TensorDimOrder order = TensorDimOrder::RowMajor;
     BoxFormat boxes = BoxFormat::None;
+    /// A dimension GStreamer 1.28's caps state as 0 (any size) whatever the model says, as the
+    /// decoder of this id declares it (SSD's detection count: ssdtensordec's sink template has
+    /// 0 there, and its accept-caps wants a subset); -1: none.
+    int caps_any_dim = -1;
 };
 
 struct OutputNaming {

@@ -8,6 +8,8 @@
 
 #pragma once
 
+#include <edgetensor/convert.hpp>
+
 #include <cstdint>
 
 namespace edgetensor::gst
@@ -46,5 +48,27 @@ struct FrameTransform {
     double frame_nx(double nx) const noexcept { return frame_x(nx * tensor_width) / frame_width; }
     double frame_ny(double ny) const noexcept { return frame_y(ny * tensor_height) / frame_height; }
 };
+
+/// The transform a conversion of geometry `g` makes, from a `frame_width` x `frame_height` frame
+/// into a `tensor_width` x `tensor_height` picture.
+inline FrameTransform frame_transform_from(const ConvertGeometry& g, uint32_t frame_width,
+                                           uint32_t frame_height, uint32_t tensor_width,
+                                           uint32_t tensor_height) noexcept
+{
+    FrameTransform t;
+    t.src_x = double(g.source.x);
+    t.src_y = double(g.source.y);
+    t.src_w = double(g.source.width);
+    t.src_h = double(g.source.height);
+    t.dst_x = double(g.content.x);
+    t.dst_y = double(g.content.y);
+    t.dst_w = double(g.content.width);
+    t.dst_h = double(g.content.height);
+    t.frame_width = frame_width;
+    t.frame_height = frame_height;
+    t.tensor_width = tensor_width;
+    t.tensor_height = tensor_height;
+    return t;
+}
 
 } // namespace edgetensor::gst

@@ -72,21 +72,9 @@ BufferPtr filled_image_tensor(GstBufferPool* pool, size_t h, size_t w)
 
 gst::FrameTransform transform_of(size_t fw, size_t fh, size_t tw, size_t th, bool letterbox)
 {
-    const ConvertGeometry g = compute_convert_geometry(Region{0, 0, fw, fh}, tw, th, letterbox);
-    gst::FrameTransform t;
-    t.src_x = double(g.source.x);
-    t.src_y = double(g.source.y);
-    t.src_w = double(g.source.width);
-    t.src_h = double(g.source.height);
-    t.dst_x = double(g.content.x);
-    t.dst_y = double(g.content.y);
-    t.dst_w = double(g.content.width);
-    t.dst_h = double(g.content.height);
-    t.frame_width = uint32_t(fw);
-    t.frame_height = uint32_t(fh);
-    t.tensor_width = uint32_t(tw);
-    t.tensor_height = uint32_t(th);
-    return t;
+    return gst::frame_transform_from(
+        compute_convert_geometry(Region{0, 0, fw, fh}, tw, th, letterbox), uint32_t(fw),
+        uint32_t(fh), uint32_t(tw), uint32_t(th));
 }
 
 std::string PipelineRun::all_errors() const

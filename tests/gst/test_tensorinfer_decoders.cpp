@@ -152,19 +152,31 @@ TEST_F(TensorInferDecoders, SsdDecoderOfThisReleaseDrawsBoxesOnTheFrame)
     EXPECT_EQ(copies, 0u);
 }
 
-TEST_F(TensorInferDecoders, TensordecodebinPicksTheSsdDecoderForADynamicCount)
+class TensordecodebinPicksTheSsdDecoder : public TensorInferDecoders,
+                                          public testing::WithParamInterface<const char*>
+{
+};
+
+// A model with a fixed detection count (ssd_u8: [1, 3, 4]) and one with a dynamic count
+// (ssd_dyn: [1, N, 4], its outputs copied out of the runtime).
+TEST_P(TensordecodebinPicksTheSsdDecoder, FromTheCapsTensorinferStates)
 {
     if (!have_element("tensordecodebin"))
         GTEST_SKIP() << "tensordecodebin is GStreamer 1.28's";
-    PipelineRun r = run_pipeline(
-        "appsrc name=src ! tensorinfer name=inf model=" + detector_models().path("ssd_dyn.onnx") +
-            " ! tensordecodebin ! appsink name=sink",
-        frame_caps(), frames(2));
+    const std::string name = GetParam();
+    const std::string model =
+        name == "ssd_dyn.onnx" ? detector_models().path(name) : infer_models().path(name);
+    PipelineRun r = run_pipeline("appsrc name=src ! tensorinfer name=inf model=" + model +
+                                     " ! tensordecodebin ! appsink name=sink",
+                                 frame_caps(), frames(2));
     expect_ssd_boxes(r);
     ASSERT_TRUE(r.src_caps);
-    const gchar* s = gst_structure_get_name(gst_caps_get_structure(r.src_caps.get(), 0));
-    EXPECT_STREQ(s, "video/x-raw");
+    EXPECT_STREQ(gst_structure_get_name(gst_caps_get_structure(r.src_caps.get(), 0)),
+                 "video/x-raw");
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, TensordecodebinPicksTheSsdDecoder,
+                         testing::Values("ssd_u8.onnx", "ssd_dyn.onnx"));
 
 TEST_F(TensorInferDecoders, Yolov8DecoderBoxesLandOnTheFrame)
 {

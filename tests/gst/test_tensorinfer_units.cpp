@@ -58,6 +58,10 @@ TEST(TensorInferNaming, SsdOutputsGetEachReleasesDecoderIds)
     EXPECT_EQ(n128->outputs[2].id, "ssd-mobilenet-v1-variant-1-out-scores");
     EXPECT_EQ(n128->outputs[3].id, "generic-variant-1-out-count");
     EXPECT_EQ(n128->group, "ssd-mobilenet-v1-variant-1-out");
+    // Caps state the detection count as any size, as ssdtensordec's template does.
+    EXPECT_EQ(n128->outputs[0].caps_any_dim, 1);
+    EXPECT_EQ(n128->outputs[2].caps_any_dim, 1);
+    EXPECT_EQ(n128->outputs[3].caps_any_dim, -1);
     for (const auto& o : n128->outputs)
         EXPECT_EQ(o.order, gst::TensorDimOrder::RowMajor);
 }
@@ -120,15 +124,8 @@ TEST(TensorInferNaming, BadTensorIdsAreRefusedByName_Negative)
 // A 1920x1080 frame letterboxed into 640x640: content 640x360 at y = 140.
 gst::FrameTransform letterbox_1080p_to_640()
 {
-    const ConvertGeometry g = compute_convert_geometry(Region{0, 0, 1920, 1080}, 640, 640, true);
-    gst::FrameTransform t;
-    t.src_x = double(g.source.x), t.src_y = double(g.source.y);
-    t.src_w = double(g.source.width), t.src_h = double(g.source.height);
-    t.dst_x = double(g.content.x), t.dst_y = double(g.content.y);
-    t.dst_w = double(g.content.width), t.dst_h = double(g.content.height);
-    t.frame_width = 1920, t.frame_height = 1080;
-    t.tensor_width = 640, t.tensor_height = 640;
-    return t;
+    return gst::frame_transform_from(
+        compute_convert_geometry(Region{0, 0, 1920, 1080}, 640, 640, true), 1920, 1080, 640, 640);
 }
 
 TEST(TensorInferBoxes, FrameTransformUndoesLetterboxAndCrop)
