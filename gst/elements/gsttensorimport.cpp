@@ -50,6 +50,7 @@
 #include "gsttensorimport.h"
 
 #include "copy_fallback.hpp"
+#include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "import_cache.hpp"
 #include "internal.hpp"
@@ -147,11 +148,7 @@ GType gst_tensor_import_copy_mode_get_type(void)
          "never"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorImportCopyMode", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorImportCopyMode", values);
 }
 
 namespace

@@ -48,6 +48,7 @@
 #include "gsttensoripcsink.h"
 
 #include "copy_fallback.hpp"
+#include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "ipc_server.hpp"
@@ -211,11 +212,7 @@ GType gst_tensor_ipc_sink_copy_mode_get_type(void)
         {GST_TENSOR_IPC_SINK_COPY_NEVER, "Refuse memory without an fd (element error)", "never"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorIpcSinkCopyMode", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorIpcSinkCopyMode", values);
 }
 
 namespace

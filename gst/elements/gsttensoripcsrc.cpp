@@ -51,6 +51,7 @@
 #include "gsttensoripcsrc.h"
 
 #include "glib_raii.hpp"
+#include "import_cache.hpp"
 #include "internal.hpp"
 #include "ipc_receiver.hpp"
 #include "tensoripc_common.hpp"
@@ -114,9 +115,8 @@ private:
 // What the element itself knows of the stream; the session (connection, greeting, accepted
 // caps_seq, counters) is the receiver's.
 struct Streaming {
-    eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
+    eg::StreamLayoutPtr layout; ///< the sender's current caps, read once
     bool caps_pushed = false;
-    FrameFormat format;
 };
 
 // One C++ state object per element: settings under the object lock; streaming state under
@@ -281,15 +281,12 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     auto sender = read_sender_caps(e.caps, templ.get());
     if (!sender)
         return reject(self, sender.error().message());
-    if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), sender->caps.get()))
-        return reject(self, "the import cache cannot use CAPS \"" + e.caps.substr(0, 200) + "\"");
+    eg::import_cache_set_layout(st.cache.get(), *sender);
     {
         std::lock_guard<std::mutex> lock(st.mu);
         Streaming& s = st.streaming;
-        s.caps_pushed =
-            s.caps && gst_caps_is_equal(s.caps.get(), sender->caps.get()) && s.caps_pushed;
-        s.caps = std::move(sender->caps);
-        s.format = sender->format;
+        s.caps_pushed = s.layout && s.layout->same_caps((*sender)->caps.get()) && s.caps_pushed;
+        s.layout = std::move(*sender);
     }
     st.receiver.accept_caps(e.caps_seq);
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
@@ -303,19 +300,19 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
 {
     State& st = state_of(self);
     ipc::Frame& f = e.frame;
-    eg::MiniObjectPtr<GstCaps> caps;
-    FrameFormat format;
+    eg::StreamLayoutPtr layout;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        caps.reset(st.streaming.caps ? gst_caps_ref(st.streaming.caps.get()) : nullptr);
-        format = st.streaming.format;
+        layout = st.streaming.layout;
     }
-    if (const std::string why = check_layout(format, f); !why.empty())
+    if (!layout)
+        return reject(self, "FRAME " + std::to_string(f.head.seq) + " before any CAPS");
+    if (const std::string why = check_layout(*layout, f); !why.empty())
         return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + why);
 
     std::string why_not;
     eg::MiniObjectPtr<GstBuffer> buf =
-        assemble_buffer(f, format, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
+        assemble_buffer(f, *layout, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
     if (!buf)
         return reject(self, why_not);
     e.release.reset(); // the memories hold it now
@@ -341,13 +338,14 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
         push_caps = !st.streaming.caps_pushed;
         st.streaming.caps_pushed = true;
     }
-    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), caps.get())) {
+    GstCaps* caps = layout->caps.get();
+    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
         {
             std::lock_guard<std::mutex> lock(st.mu);
             st.streaming.caps_pushed = false;
         }
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                          ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, caps.get()),
+                          ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, caps),
                           (nullptr));
         return GST_FLOW_NOT_NEGOTIATED;
     }
@@ -393,44 +391,27 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
 
 // ---- GObject -------------------------------------------------------------------------------
 
-void set_property_impl(GstTensorIpcSrc* self, guint prop_id, const GValue* value, GParamSpec* pspec)
-{
-    GObject* object = G_OBJECT(self);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
-        return;
-    State& st = state_of(self);
-    bool known;
-    {
-        eg::ObjectLockGuard lock(self);
-        known = set_property(st.settings, prop_id, value);
-    }
-    if (!known) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        return;
-    }
-    // Outside the object lock: both take locks of their own.
-    if (prop_id == PROP_IS_LIVE)
-        gst_base_src_set_live(GST_BASE_SRC(self), g_value_get_boolean(value));
-    if (prop_id == PROP_CACHE_SIZE && st.cache)
-        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
-}
-
 void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValue* value,
                                      GParamSpec* pspec)
 {
-    eg::guarded(object, "set_property",
-                [&] { set_property_impl(GST_TENSOR_IPC_SRC(object), prop_id, value, pspec); });
+    State& st = state_of(object);
+    if (!eg::guarded(object, "set_property", false, [&] {
+            return eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec);
+        }))
+        return;
+    // Outside the object lock: both take locks of their own.
+    if (prop_id == PROP_IS_LIVE)
+        gst_base_src_set_live(GST_BASE_SRC(object), g_value_get_boolean(value));
+    if (prop_id == PROP_CACHE_SIZE && st.cache)
+        gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
 void get_property_impl(GstTensorIpcSrc* self, guint prop_id, GValue* value, GParamSpec* pspec)
 {
     GObject* object = G_OBJECT(self);
     State& st = state_of(self);
-    {
-        eg::ObjectLockGuard lock(self);
-        if (get_property(st.settings, prop_id, value))
-            return;
-    }
+    if (eg::load_setting(object, setting_fields(), st.settings, prop_id, value))
+        return;
     switch (prop_id) {
     case PROP_RECEIVED:
         g_value_set_uint64(value, st.receiver.received());
@@ -533,9 +514,9 @@ gboolean gst_tensor_ipc_src_negotiate(GstBaseSrc* src)
     eg::MiniObjectPtr<GstCaps> caps;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        if (!st.streaming.caps || !st.streaming.caps_pushed)
+        if (!st.streaming.layout || !st.streaming.caps_pushed)
             return TRUE;
-        caps.reset(gst_caps_ref(st.streaming.caps.get()));
+        caps.reset(gst_caps_ref(st.streaming.layout->caps.get()));
     }
     return gst_base_src_set_caps(src, caps.get());
 }

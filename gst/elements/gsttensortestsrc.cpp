@@ -32,8 +32,10 @@
 
 #include "gsttensortestsrc.h"
 
+#include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "pool_acquire.hpp"
 #include "pool_negotiation.hpp"
 #include "testsrc_patterns.hpp"
 #include "testsrc_properties.hpp"
@@ -112,11 +114,7 @@ GType gst_tensor_test_src_pattern_get_type(void)
          "frame-counter"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorTestSrcPattern", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorTestSrcPattern", values);
 }
 
 namespace

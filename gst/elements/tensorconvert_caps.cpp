@@ -320,18 +320,22 @@ bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps
 
 bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, InputCaps* in)
 {
-    if (!gst_video_info_from_caps(&in->info, incaps)) {
+    auto layout = stream_layout_from_caps(incaps);
+    if (!layout || !(*layout)->video) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse the input caps."),
-                          ("%" GST_PTR_FORMAT, incaps));
+                          ("%" GST_PTR_FORMAT "%s%s", incaps, layout ? "" : ": ",
+                           layout ? "" : layout.error().message().c_str()));
         return false;
     }
-    if (GST_VIDEO_INFO_INTERLACE_MODE(&in->info) != GST_VIDEO_INTERLACE_MODE_PROGRESSIVE) {
+    in->layout = std::move(*layout);
+    const GstVideoInfo& info = in->layout->vinfo;
+    if (GST_VIDEO_INFO_INTERLACE_MODE(&info) != GST_VIDEO_INTERLACE_MODE_PROGRESSIVE) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                           ("tensorconvert needs progressive video; deinterlace first."),
                           ("%" GST_PTR_FORMAT, incaps));
         return false;
     }
-    const GstVideoFormat vf = GST_VIDEO_INFO_FORMAT(&in->info);
+    const GstVideoFormat vf = GST_VIDEO_INFO_FORMAT(&info);
     const char* fmt_name = gst_video_format_to_string(vf);
     const auto src_format = convert_format_from_name(fmt_name ? fmt_name : "");
     if (!src_format) {
@@ -344,13 +348,13 @@ bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, Inpu
     // What the caps say, unspecified axes resolved with GStreamer's defaults for the frame
     // (warned about): the engine then guesses nothing, and the meta records it all.
     in->colorimetry = resolve_convert_colorimetry(
-        in->info, gst_structure_has_field(gst_caps_get_structure(incaps, 0), "colorimetry"),
+        info, in->layout->colorimetry_from_caps,
         s.format == GST_TENSOR_CONVERT_FORMAT_GRAY ? GST_VIDEO_FORMAT_GRAY8 : GST_VIDEO_FORMAT_RGB);
     in->assumed.clear();
     if (!in->colorimetry.assumed_axes.empty())
         in->assumed = colorimetry_gst_string(in->colorimetry.applied, vf);
-    in->facts = {*src_format, size_t(GST_VIDEO_INFO_WIDTH(&in->info)),
-                 size_t(GST_VIDEO_INFO_HEIGHT(&in->info)), in->colorimetry.applied};
+    in->facts = {*src_format, size_t(GST_VIDEO_INFO_WIDTH(&info)),
+                 size_t(GST_VIDEO_INFO_HEIGHT(&info)), in->colorimetry.applied};
     return true;
 }
 
@@ -369,13 +373,13 @@ bool check_output_caps(GstElement* self, const Settings& s, const Converter& con
                        OutputCaps* out)
 {
     const Shape shape = output_shape(s, conv.dst_width(), conv.dst_height());
-    const GstStructure* os = gst_caps_get_structure(outcaps, 0);
-    if (gst_structure_has_name(os, "video/x-raw")) {
-        GstVideoInfo out_info;
-        if (!gst_video_info_from_caps(&out_info, outcaps) ||
-            GST_VIDEO_INFO_FORMAT(&out_info) != output_video_format(s) ||
-            size_t(GST_VIDEO_INFO_WIDTH(&out_info)) != conv.dst_width() ||
-            size_t(GST_VIDEO_INFO_HEIGHT(&out_info)) != conv.dst_height()) {
+    const bool video = gst_structure_has_name(gst_caps_get_structure(outcaps, 0), "video/x-raw");
+    auto layout = stream_layout_from_caps(outcaps);
+    if (video) {
+        const GstVideoInfo* vi = layout ? &(*layout)->vinfo : nullptr;
+        if (!vi || GST_VIDEO_INFO_FORMAT(vi) != output_video_format(s) ||
+            size_t(GST_VIDEO_INFO_WIDTH(vi)) != conv.dst_width() ||
+            size_t(GST_VIDEO_INFO_HEIGHT(vi)) != conv.dst_height()) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                               ("Output caps %" GST_PTR_FORMAT " do not match %s (%zux%zu).",
                                outcaps, describe_settings(s).c_str(), conv.dst_width(),
@@ -383,17 +387,14 @@ bool check_output_caps(GstElement* self, const Settings& s, const Converter& con
                               (nullptr));
             return false;
         }
-        out->video = true;
-        out->info = out_info;
-        out->bytes = GST_VIDEO_INFO_SIZE(&out_info);
     } else {
-        auto tc = parse_tensor_caps(os);
-        if (!tc) {
+        if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                              ("Invalid output caps: %s", tc.error().message().c_str()),
+                              ("Invalid output caps: %s", layout.error().message().c_str()),
                               ("%" GST_PTR_FORMAT, outcaps));
             return false;
         }
+        const TensorCaps* tc = &(*layout)->tensor;
         if (tc->dtype != output_dtype(s.dtype) || !shapes_equal_padded(tc->shape, shape)) {
             GST_ELEMENT_ERROR(
                 self, CORE, NEGOTIATION,
@@ -403,10 +404,14 @@ bool check_output_caps(GstElement* self, const Settings& s, const Converter& con
                 ("%" GST_PTR_FORMAT, outcaps));
             return false;
         }
-        out->bytes = dtype_size(output_dtype(s.dtype));
-        for (size_t d : shape)
-            out->bytes *= d;
     }
+    out->layout = std::move(*layout);
+    // Video: the caps' frame; a tensor: ours (the caps may spell it with rank padding).
+    out->bytes = dtype_size(output_dtype(s.dtype));
+    for (size_t d : shape)
+        out->bytes *= d;
+    if (video)
+        out->bytes = out->layout->frame_bytes;
     return true;
 }
 
@@ -418,13 +423,13 @@ gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCa
     return guarded(self, "transform_size", FALSE, [&]() -> gboolean {
         if (direction != GST_PAD_SINK)
             return FALSE; // the input size never follows from the output
-        auto layout = layout_from_caps(othercaps, 1, nullptr);
+        auto layout = stream_layout_from_caps(othercaps);
         if (!layout) {
             GST_DEBUG_OBJECT(self, "no size for %" GST_PTR_FORMAT ": %s", othercaps,
                              layout.error().message().c_str());
             return FALSE;
         }
-        *othersize = layout->size;
+        *othersize = (*layout)->frame_bytes;
         return TRUE;
     });
 }

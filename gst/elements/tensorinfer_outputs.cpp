@@ -6,6 +6,7 @@
 
 #include "pool_acquire.hpp"
 #include "pool_negotiation.hpp"
+#include "stream_layout.hpp"
 #include "tensor_caps.hpp"
 
 #include <gst/edgetensor/edgetensor.hpp>
@@ -51,7 +52,12 @@ bool OutputPools::configure(GstElement* element, const ModelCaps& m,
             std::any_of(declared.begin(), declared.end(), [](int64_t d) { return d <= 0; }))
             continue;
         auto caps = tensor_caps(m.outputs[i].dtype, *shapes[i]);
-        NegotiatedPool made = make_pool(element, caps.get(), output_policy());
+        auto layout = stream_layout_from_caps(caps.get());
+        if (!layout) {
+            GST_WARNING_OBJECT(element, "output %zu: %s", i, layout.error().message().c_str());
+            return false;
+        }
+        NegotiatedPool made = make_pool(element, *layout, output_policy());
         if (!made)
             return false;
         pools_[i] = std::move(made.pool);

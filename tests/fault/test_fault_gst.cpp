@@ -7,6 +7,7 @@
 
 #include "../gst/element_harness.hpp"
 #include "fault_util.hpp"
+#include "pool_acquire.hpp"
 #include "require.hpp"
 
 #include <gst/allocators/allocators.h>
