@@ -15,6 +15,7 @@ Exit status 77 when python3-onnx is missing. The C++ tests recompute every value
   yolo.onnx      input "image" u8 [1, 16, 16, 3] -> "output0" f32 [1, 6, 2]: two candidates,
                  rows cx, cy, w, h (input pixels: yolo_box(i)), then two class scores,
                  candidate i scoring 0.9 for class i and 0.05 for the other
+  two_inputs.onnx  inputs "a" and "b" f32 [4] -> Add -> "sum" f32 [4] (one input too many)
 """
 
 import os
@@ -96,6 +97,14 @@ def yolo(path):
     save(helper.make_graph(nodes, "yolo", [image], [out], init), path)
 
 
+def two_inputs(path):
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("sum", TensorProto.FLOAT, [4])
+    save(helper.make_graph([helper.make_node("Add", ["a", "b"], ["sum"])], "two_inputs", [a, b],
+                           [y]), path)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -104,6 +113,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     ssd_dyn(os.path.join(out, "ssd_dyn.onnx"))
     yolo(os.path.join(out, "yolo.onnx"))
+    two_inputs(os.path.join(out, "two_inputs.onnx"))
     return 0
 
 

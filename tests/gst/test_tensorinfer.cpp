@@ -442,17 +442,32 @@ TEST_F(TensorInferOnnx, AFrameWithoutATensorIsAnError_Negative)
     EXPECT_NE(r.all_errors().find("output-mode=meta"), std::string::npos);
 }
 
-TEST_F(TensorInferOnnx, CyclesThroughAllStatesWithAModel)
+TEST_F(TensorInferOnnx, CyclesThroughAllStatesWithAModelLeavingNoFdOpen)
 {
     GstObjectPtr<GstElement> e(gst_element_factory_make("tensorinfer", nullptr));
     gst_object_ref_sink(e.get());
     g_object_set(e.get(), "model", model("ssd_u8.onnx").c_str(), nullptr);
-    const auto before = open_fds();
-    for (int round = 0; round < 3; ++round) {
+    auto cycle = [&](int round) {
         for (GstState s : {GST_STATE_READY, GST_STATE_PAUSED, GST_STATE_READY, GST_STATE_NULL})
             ASSERT_NE(gst_element_set_state(e.get(), s), GST_STATE_CHANGE_FAILURE) << round;
-    }
-    (void)before; // the runtime keeps process-wide state from its first session
+    };
+    cycle(0); // the runtime's process-wide state is made by its first session
+    const auto before = open_fds();
+    for (int round = 1; round < 4; ++round)
+        cycle(round);
+    std::set<int> leaked;
+    for (int fd : open_fds())
+        if (!before.count(fd))
+            leaked.insert(fd);
+    EXPECT_TRUE(leaked.empty()) << describe_fds(leaked);
+}
+
+TEST_F(TensorInferOnnx, AModelWithTwoInputsIsRefusedAtStart_Negative)
+{
+    const std::string e = start_error("model=" + detector_models().path("two_inputs.onnx"));
+    EXPECT_NE(e.find("has 2 inputs (a, b); tensorinfer feeds a model one tensor"),
+              std::string::npos)
+        << e;
 }
 
 } // namespace
