@@ -198,6 +198,9 @@ void set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
         case PROP_COMPUTE:
             s.compute = GstTensorConvertCompute(g_value_get_enum(value));
             break;
+        case PROP_OUTPUT_MODE:
+            s.output_mode = GstTensorConvertOutputMode(g_value_get_enum(value));
+            break;
         default:
             G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
             break;
@@ -246,6 +249,9 @@ bool get_property(const Settings& s, const Report& r, guint prop_id, GValue* val
         break;
     case PROP_COMPUTE:
         g_value_set_enum(value, s.compute);
+        break;
+    case PROP_OUTPUT_MODE:
+        g_value_set_enum(value, s.output_mode);
         break;
     case PROP_LETTERBOX_SCALE:
         g_value_set_double(value, r.scale);
@@ -429,6 +435,16 @@ void install_properties(GObjectClass* gobject_class)
                             "the memory); each run of drops warns once and 10 in a row are an "
                             "error (read-only, since the element started)",
                             0, G_MAXUINT64, 0, kReportFlags));
+    g_object_class_install_property(
+        gobject_class, PROP_OUTPUT_MODE,
+        g_param_spec_enum("output-mode", "Output mode",
+                          "tensor: the tensor is the output buffer; meta: the source frame passes "
+                          "through untouched and the tensor rides on it (edgetensor's "
+                          "attached-tensor meta with the crop/letterbox it was converted with, "
+                          "and GstTensorMeta on GStreamer 1.26+; tensor id: the element's name), "
+                          "for tensorinfer (default: tensor)",
+                          GST_TYPE_TENSOR_CONVERT_OUTPUT_MODE,
+                          GST_TENSOR_CONVERT_OUTPUT_MODE_TENSOR, kReadyFlags));
 }
 
 } // namespace edgetensor::gst::tensorconvert

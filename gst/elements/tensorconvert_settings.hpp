@@ -78,6 +78,7 @@ struct Settings {
     GstTensorConvertCompute compute = DEFAULT_COMPUTE;
     // Values set but refused (and not replaced since): start() will not run with them.
     Refusals refused;
+    GstTensorConvertOutputMode output_mode = GST_TENSOR_CONVERT_OUTPUT_MODE_TENSOR;
 };
 
 /// "a,b,c" (at most 4 values, one per output channel) as floats; empty = no values. Every value

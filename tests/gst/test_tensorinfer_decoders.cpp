@@ -152,6 +152,34 @@ TEST_F(TensorInferDecoders, SsdDecoderOfThisReleaseDrawsBoxesOnTheFrame)
     EXPECT_EQ(copies, 0u);
 }
 
+// The launch line: tensorconvert letterboxes the frame into the tensor that rides on it
+// (output-mode=meta), tensorinfer reads it there and the decoder draws on the frame. The
+// padding is filled with the picture's own colour, so the scores are what the test model makes of
+// a uniform picture.
+TEST_F(TensorInferDecoders, TensorconvertMetaBoxesLandOnTheFrame)
+{
+    const char* decoder = have_element("ssdtensordec") ? "ssdtensordec" : "ssdobjectdetector";
+    ASSERT_TRUE(have_element(decoder)) << decoder << " (gst-plugins-bad's tensordecoders)";
+    std::vector<BufferPtr> in;
+    for (int i = 0; i < 2; ++i) {
+        std::vector<uint8_t> px(kFrameW * kFrameH * 3);
+        for (size_t k = 0; k < px.size(); ++k)
+            px[k] = kChannelValues[k % 3];
+        BufferPtr frame(gst_buffer_new_allocate(nullptr, px.size(), nullptr));
+        gst_buffer_fill(frame.get(), 0, px.data(), px.size());
+        in.push_back(std::move(frame));
+    }
+    PipelineRun r = run_pipeline(
+        "appsrc name=src ! tensorconvert width=16 height=16 letterbox=true fill-color=0xff3366cc "
+        "output-mode=meta ! tensorinfer name=inf model=" +
+            infer_models().path("ssd_u8.onnx") + " ! " + decoder + " ! appsink name=sink",
+        frame_caps(), std::move(in));
+    expect_ssd_boxes(r);
+    guint64 copies = 1;
+    gst_structure_get_uint64(r.stats.get(), "copies", &copies);
+    EXPECT_EQ(copies, 0u);
+}
+
 class TensordecodebinPicksTheSsdDecoder : public TensorInferDecoders,
                                           public testing::WithParamInterface<const char*>
 {

@@ -82,6 +82,34 @@ TEST_F(TensorInferTflite, ThroughTensorconvertAPageSizedTensorIsReadInPlace)
     EXPECT_STREQ(gst_structure_get_string(r.stats.get(), "backend"), "tflite");
 }
 
+// output-mode=meta: tensorinfer tells tensorconvert (the attached-tensor meta's parameters in
+// the allocation query) the spare bytes TensorFlow Lite reads past a tensor, and the tensor
+// riding on the frame is read in place; the outputs ride on the frame.
+TEST_F(TensorInferTflite, ATensorRidingOnTheFrameIsReadInPlace)
+{
+    PipelineRun r = run_pipeline("tensortestsrc num-buffers=4 pattern=white ! "
+                                 "video/x-raw,format=NV12,width=128,height=96 ! "
+                                 "tensorconvert width=64 height=64 output-mode=meta ! "
+                                 "tensorinfer name=inf model=" +
+                                     model("mean64.tflite") + " ! appsink name=sink",
+                                 "", {});
+    ASSERT_TRUE(r.eos) << r.all_errors();
+    ASSERT_EQ(r.samples.size(), 4u);
+    GstBuffer* frame = gst_sample_get_buffer(r.samples[3].get());
+    EXPECT_EQ(gst_buffer_get_size(frame), 128u * 96 * 3 / 2) << "the NV12 frame goes on";
+    bool scored = false;
+    for (const auto& t : gst::attached_tensors(frame)) {
+        if (t.tensor.id != "scores")
+            continue;
+        scored = true;
+        for (float v : floats_of(gst_buffer_peek_memory(t.tensor.data.get(), 0)))
+            EXPECT_NEAR(v, 1.0f, 0.01f);
+    }
+    EXPECT_TRUE(scored) << "the outputs ride on the frame";
+    EXPECT_EQ(stat(r, "inputs-in-place"), 4u);
+    EXPECT_EQ(stat(r, "copies"), 0u);
+}
+
 TEST_F(TensorInferTflite, WithoutSpareBytesItIsCopiedCountedAndSaysWhy)
 {
     PoolPtr pool = make_active_pool(kMeanCaps); // a pool of exactly one tensor per buffer
