@@ -562,7 +562,9 @@ void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValu
                                      GParamSpec* pspec)
 {
     eg::guarded(object, "set_property", [&] {
-        cs::set_property(GST_ELEMENT(object), &state_of(object).settings, prop_id, value, pspec);
+        Settings* s = &state_of(object).settings;
+        if (!cs::set_output_mode(GST_ELEMENT(object), s, prop_id, value, pspec))
+            cs::set_property(GST_ELEMENT(object), s, prop_id, value, pspec);
     });
 }
 
@@ -577,7 +579,8 @@ void get_property_impl(GstTensorConvert* self, guint prop_id, GValue* value, GPa
             return;
     }
     eg::ObjectLockGuard lock(self);
-    if (!cs::get_property(state_of(self).settings, state_of(self).report, prop_id, value))
+    if (!cs::get_output_mode(state_of(self).settings, prop_id, value) &&
+        !cs::get_property(state_of(self).settings, state_of(self).report, prop_id, value))
         G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
 }
 

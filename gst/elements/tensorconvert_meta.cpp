@@ -10,6 +10,7 @@
 #include "pool_acquire.hpp"
 #include "pool_negotiation.hpp"
 #include "tensorconvert_caps.hpp"
+#include "tensorconvert_properties.hpp"
 
 #include <utility>
 #include <vector>
@@ -31,6 +32,26 @@ GType gst_tensor_convert_output_mode_get_type(void)
 
 namespace edgetensor::gst::tensorconvert
 {
+
+bool set_output_mode(GstElement* self, Settings* s, guint prop_id, const GValue* value,
+                     GParamSpec* pspec)
+{
+    if (prop_id != PROP_OUTPUT_MODE)
+        return false;
+    if (refuse_unless_ready(self, pspec))
+        return true;
+    ObjectLockGuard lock(self);
+    s->output_mode = GstTensorConvertOutputMode(g_value_get_enum(value));
+    return true;
+}
+
+bool get_output_mode(const Settings& s, guint prop_id, GValue* value)
+{
+    if (prop_id != PROP_OUTPUT_MODE)
+        return false;
+    g_value_set_enum(value, s.output_mode);
+    return true;
+}
 
 GstCaps* meta_transform_caps(GstBaseTransform* self, GstCaps* caps, GstCaps* filter)
 {

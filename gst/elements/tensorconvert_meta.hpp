@@ -24,6 +24,13 @@
 namespace edgetensor::gst::tensorconvert
 {
 
+/// Sets output-mode (`prop_id` PROP_OUTPUT_MODE) into `s` under `self`'s object lock (taken
+/// here); refused past READY. False for any other property (nothing done).
+bool set_output_mode(GstElement* self, Settings* s, guint prop_id, const GValue* value,
+                     GParamSpec* pspec);
+/// Reads output-mode into `value` (object lock held); false for any other property.
+bool get_output_mode(const Settings& s, guint prop_id, GValue* value);
+
 /// transform_caps with output-mode=meta: the frame's caps on both sides (the sink template's
 /// formats), filtered.
 GstCaps* meta_transform_caps(GstBaseTransform* self, GstCaps* caps, GstCaps* filter);

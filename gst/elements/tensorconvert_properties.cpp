@@ -198,9 +198,6 @@ void set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
         case PROP_COMPUTE:
             s.compute = GstTensorConvertCompute(g_value_get_enum(value));
             break;
-        case PROP_OUTPUT_MODE:
-            s.output_mode = GstTensorConvertOutputMode(g_value_get_enum(value));
-            break;
         default:
             G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
             break;
@@ -249,9 +246,6 @@ bool get_property(const Settings& s, const Report& r, guint prop_id, GValue* val
         break;
     case PROP_COMPUTE:
         g_value_set_enum(value, s.compute);
-        break;
-    case PROP_OUTPUT_MODE:
-        g_value_set_enum(value, s.output_mode);
         break;
     case PROP_LETTERBOX_SCALE:
         g_value_set_double(value, r.scale);

@@ -40,7 +40,7 @@ enum Prop : guint {
     PROP_COMPUTE,
     PROP_GL_STATS,
     PROP_DROPPED,
-    PROP_OUTPUT_MODE,
+    PROP_OUTPUT_MODE, // set and read by tensorconvert_meta.hpp
 };
 
 /// What the last set_caps computed: the letterbox-* read-only properties (under the object lock).
@@ -56,7 +56,7 @@ struct Report {
 /// lock, then notifies the letterbox-* properties (outside it).
 void publish_report(GstElement* self, Report* r, const ConvertGeometry& g);
 
-/// Installs every property of the element on `klass`, PROP_WIDTH..PROP_OUTPUT_MODE.
+/// Installs every property of the element on `klass`, PROP_WIDTH..PROP_DROPPED.
 void install_properties(GObjectClass* klass);
 
 /// Sets a writable property of `self` into `*s`, which `self`'s object lock guards (taken here).

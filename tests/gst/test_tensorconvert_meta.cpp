@@ -60,6 +60,19 @@ std::vector<uint8_t> bytes_of(GstBuffer* b, size_t n)
     return v;
 }
 
+TEST(TensorconvertMeta, OutputModeIsTensorUnlessSetAndReadsBack)
+{
+    GstObjectPtr<GstElement> e(gst_element_factory_make("tensorconvert", nullptr));
+    ASSERT_TRUE(e);
+    gst_object_ref_sink(e.get());
+    gint mode = -1;
+    g_object_get(e.get(), "output-mode", &mode, nullptr);
+    EXPECT_EQ(mode, 0) << "tensor: today's behaviour";
+    gst_util_set_object_arg(G_OBJECT(e.get()), "output-mode", "meta");
+    g_object_get(e.get(), "output-mode", &mode, nullptr);
+    EXPECT_EQ(mode, 1);
+}
+
 TEST(TensorconvertMeta, TheFramePassesUntouchedWithItsTensorRidingOnIt)
 {
     const std::vector<std::vector<uint8_t>> frames{frame_bytes(1), frame_bytes(2)};
