@@ -116,6 +116,22 @@ TEST(TensorconvertMeta, TheFramePassesUntouchedWithItsTensorRidingOnIt)
     }
 }
 
+// A frame someone else holds too (a tee's other branch) is not writable: the meta goes on a
+// shallow copy (the same memory), so the frame's pixels are still neither copied nor touched.
+TEST(TensorconvertMeta, AFrameHeldElsewhereGetsTheTensorOnAShallowCopy)
+{
+    const std::vector<std::vector<uint8_t>> frames{frame_bytes(3)};
+    PipelineRun r =
+        run_pipeline("appsrc name=src ! tee name=t ! queue ! tensorconvert width=16 height=16 "
+                     "output-mode=meta ! appsink name=sink t. ! queue ! fakesink sync=false",
+                     frame_caps(), buffers_of(frames));
+    ASSERT_TRUE(r.eos) << r.all_errors();
+    ASSERT_EQ(r.samples.size(), 1u);
+    GstBuffer* out = gst_sample_get_buffer(r.samples[0].get());
+    EXPECT_EQ(bytes_of(out, frames[0].size()), frames[0]);
+    EXPECT_EQ(gst::attached_tensors(out).size(), 1u);
+}
+
 TEST(TensorconvertMeta, AnyInputFormatPassesThrough)
 {
     BufferPtr nv12(gst_buffer_new_allocate(nullptr, kW * kH * 3 / 2, nullptr));
