@@ -6,6 +6,7 @@
 #include "elements/gsttensorbatch.h"
 #include "elements/gsttensorconvert.h"
 #include "elements/gsttensorimport.h"
+#include "elements/gsttensorinfer.h"
 #include "elements/gsttensoripcsink.h"
 #include "elements/gsttensoripcsrc.h"
 #include "elements/gsttensortestsrc.h"
@@ -23,6 +24,7 @@ static gboolean plugin_init(GstPlugin* plugin)
     ok |= GST_ELEMENT_REGISTER(tensoripcsink, plugin);
     ok |= GST_ELEMENT_REGISTER(tensoripcsrc, plugin);
     ok |= GST_ELEMENT_REGISTER(tensorbatch, plugin);
+    ok |= GST_ELEMENT_REGISTER(tensorinfer, plugin);
     return ok;
 }
 

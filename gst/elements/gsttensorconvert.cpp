@@ -62,6 +62,7 @@
 #include "tensorconvert_colorimetry.hpp"
 #include "tensorconvert_frame.hpp"
 #include "tensorconvert_input.hpp"
+#include "tensorconvert_meta.hpp"
 #include "tensorconvert_pool.hpp"
 #include "tensorconvert_properties.hpp"
 #include "tensorconvert_settings.hpp"
@@ -121,6 +122,13 @@ struct Streaming {
     cs::Counters counters;
     // A top-down copy of a bottom-up (negative-stride) frame: the engine takes positive pitches.
     std::vector<uint8_t> scratch;
+    // output-mode=meta: the tensor's caps (null in tensor mode), the pool its tensors come from
+    // (configured at the first frame, once downstream can say what it needs), the tensor's id
+    // and where its picture came from in the frame.
+    eg::MiniObjectPtr<GstCaps> meta_caps;
+    cs::MetaOutput meta;
+    std::string meta_id;
+    eg::FrameTransform transform;
 };
 
 // One C++ state object per element: settings and report under the object lock, streaming
@@ -162,8 +170,10 @@ GstCaps* gst_tensor_convert_transform_caps(GstBaseTransform* trans, GstPadDirect
                                            GstCaps* caps, GstCaps* filter)
 {
     return eg::guarded(trans, "transform_caps", gst_caps_new_empty, [&] {
-        return cs::transform_caps(trans, settings_snapshot(GST_TENSOR_CONVERT(trans)), direction,
-                                  caps, filter);
+        const Settings s = settings_snapshot(GST_TENSOR_CONVERT(trans));
+        if (s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META)
+            return cs::meta_transform_caps(trans, caps, filter);
+        return cs::transform_caps(trans, s, direction, caps, filter);
     });
 }
 
@@ -174,8 +184,10 @@ GstCaps* gst_tensor_convert_fixate_caps(GstBaseTransform* trans, GstPadDirection
     return eg::guarded(
         trans, "fixate_caps", [othercaps] { return gst_caps_fixate(othercaps); },
         [&] {
-            return cs::fixate_caps(trans, settings_snapshot(GST_TENSOR_CONVERT(trans)), direction,
-                                   caps, othercaps);
+            const Settings s = settings_snapshot(GST_TENSOR_CONVERT(trans));
+            if (s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META)
+                return gst_caps_fixate(othercaps); // the frame's own caps
+            return cs::fixate_caps(trans, s, direction, caps, othercaps);
         });
 }
 
@@ -190,7 +202,10 @@ bool accept_sink_event(GstTensorConvert* self, GstEvent* event)
     if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
         GstCaps* caps = nullptr;
         gst_event_parse_caps(event, &caps);
-        return cs::check_downstream(GST_BASE_TRANSFORM(self), settings_snapshot(self), caps);
+        const Settings s = settings_snapshot(self);
+        // With output-mode=meta the frame's caps go downstream as they came.
+        return s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META ||
+               cs::check_downstream(GST_BASE_TRANSFORM(self), s, caps);
     }
     return true;
 }
@@ -261,6 +276,7 @@ bool install_streaming(GstTensorConvert* self, Streaming st, const std::string& 
     st.counters = cs::carry_over(old.counters, old.converter ? &*old.converter : nullptr);
     st.cache = std::move(old.cache);
     eg::import_cache_set_layout(st.cache.get(), st.in);
+    old.meta.stop(); // its tensors still riding on frames go when they come back
     old = std::move(st);
     return warn;
 }
@@ -278,6 +294,23 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
         return FALSE;
     Streaming st;
     st.in = in.layout;
+    if (s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META) {
+        // The frame goes on; the tensor's caps are those output-mode=tensor would negotiate.
+        st.meta_caps.reset(cs::meta_tensor_caps(GST_BASE_TRANSFORM(self), s, incaps));
+        if (!st.meta_caps) {
+            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                              ("output-mode=meta: %s makes no tensor of %" GST_PTR_FORMAT ".",
+                               cs::describe_settings(s).c_str(), incaps),
+                              (nullptr));
+            return FALSE;
+        }
+        outcaps = st.meta_caps.get();
+        eg::GCharPtr name(gst_object_get_name(GST_OBJECT(self)));
+        st.meta_id = name ? name.get() : "tensorconvert";
+        st.transform = eg::frame_transform_from(
+            conv->geometry(), uint32_t(in.facts.width), uint32_t(in.facts.height),
+            uint32_t(conv->dst_width()), uint32_t(conv->dst_height()));
+    }
     if (!cs::check_output_caps(GST_ELEMENT(self), s, *conv, outcaps, &st.out))
         return FALSE;
     log_conversion(self, in, *conv);
@@ -366,6 +399,98 @@ GstFlowReturn gst_tensor_convert_transform(GstBaseTransform* trans, GstBuffer* i
     });
 }
 
+// ---- output-mode=meta ----------------------------------------------------------------------
+
+// The pool the riding tensors come from, made at the first frame after caps: by then downstream
+// has the frame's caps and can say (allocation query) what a riding tensor needs. The query runs
+// with no lock held. False after an element error.
+bool ensure_meta_pool(GstTensorConvert* self)
+{
+    eg::MiniObjectPtr<GstCaps> caps;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        const Streaming& st = state_of(self).streaming;
+        if (!st.meta_caps || st.meta.configured())
+            return true;
+        caps.reset(gst_caps_ref(st.meta_caps.get()));
+    }
+    const size_t trailing = cs::query_trailing_bytes(GST_BASE_TRANSFORM(self));
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    if (!state_of(self).streaming.meta.configure(GST_ELEMENT(self), caps.get(), trailing)) {
+        GST_ELEMENT_ERROR(
+            self, RESOURCE, SETTINGS,
+            ("Cannot make a pool for the tensors that ride on the frames."),
+            ("%" GST_PTR_FORMAT " with %zu trailing bytes was refused", caps.get(), trailing));
+        return false;
+    }
+    return true;
+}
+
+// Converts `frame` (writable, its data untouched) into a tensor of our pool and hangs it on it.
+GstFlowReturn convert_onto_frame(GstTensorConvert* self, GstBuffer* frame)
+{
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    Streaming& st = state_of(self).streaming;
+    if (!st.converter || !st.meta_caps) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorconvert received data before caps."),
+                          (nullptr));
+        return GST_FLOW_NOT_NEGOTIATED;
+    }
+    st.counters.consecutive_drops = 0;
+    GstBuffer* raw = nullptr;
+    const GstFlowReturn got = st.meta.acquire(GST_ELEMENT(self), &raw);
+    if (got != GST_FLOW_OK)
+        return got;
+    eg::MiniObjectPtr<GstBuffer> tensor(raw);
+    const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
+    if (!cs::convert_tensors(GST_ELEMENT(self), job, frame, tensor.get())) {
+        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, frame, tensor.get());
+        if (ret != GST_FLOW_OK)
+            return ret;
+    }
+    record_colorimetry(st, frame, tensor.get());
+    st.meta.attach(GST_ELEMENT(self), frame, tensor.get(), st.meta_id, st.transform);
+    st.frames++;
+    return GST_FLOW_OK;
+}
+
+GstFlowReturn meta_transform_ip(GstTensorConvert* self, GstBuffer* frame)
+{
+    if (!ensure_meta_pool(self))
+        return GST_FLOW_ERROR;
+    eg::StreamLayoutPtr in;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        if (state_of(self).streaming.converter)
+            in = state_of(self).streaming.in;
+    }
+    std::string why;
+    if (in && !eg::check_video_frame(frame, &in->vinfo, &why))
+        return drop_input(self, frame, why);
+    return convert_onto_frame(self, frame);
+}
+
+GstFlowReturn gst_tensor_convert_transform_ip(GstBaseTransform* trans, GstBuffer* frame)
+{
+    return eg::guarded(trans, "transform_ip", GST_FLOW_ERROR,
+                       [&] { return meta_transform_ip(GST_TENSOR_CONVERT(trans), frame); });
+}
+
+// output-mode=meta: the frames go downstream, so downstream answers for them (and says what a
+// riding tensor needs); else the pool tensorconvert reads frames from.
+gboolean gst_tensor_convert_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query,
+                                               GstQuery* query)
+{
+    const bool meta = eg::guarded(trans, "propose_allocation", false, [&] {
+        return settings_snapshot(GST_TENSOR_CONVERT(trans)).output_mode ==
+               GST_TENSOR_CONVERT_OUTPUT_MODE_META;
+    });
+    if (!meta)
+        return cs::propose_allocation(trans, decide_query, query);
+    gst_pad_peer_query(GST_BASE_TRANSFORM_SRC_PAD(trans), query);
+    return TRUE;
+}
+
 // The settings start() refuses: values that were refused when set, and a normalisation that
 // overflows float whatever the input (each of mean and std fits a float; together they may not).
 bool check_settings(GstTensorConvert* self)
@@ -405,6 +530,10 @@ gboolean gst_tensor_convert_start(GstBaseTransform* trans)
     return eg::guarded(self, "start", FALSE, [self]() -> gboolean {
         if (!check_settings(self))
             return FALSE;
+        // output-mode=meta: the frame itself goes downstream (made writable for the meta only).
+        const bool meta =
+            settings_snapshot(self).output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META;
+        gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), meta);
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         state_of(self).streaming = Streaming{};
         state_of(self).streaming.cache.reset(
@@ -422,6 +551,7 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
         GST_DEBUG_OBJECT(self, "stopping after %" G_GUINT64_FORMAT " frames", st.frames);
         cs::log_stats(GST_OBJECT(self), GST_CAT_DEFAULT, st.counters, st.cache.get(),
                       st.converter ? &*st.converter : nullptr);
+        state_of(self).streaming.meta.stop();
         state_of(self).streaming = Streaming{};
         return TRUE;
     });
@@ -433,7 +563,9 @@ void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValu
                                      GParamSpec* pspec)
 {
     eg::guarded(object, "set_property", [&] {
-        cs::set_property(GST_ELEMENT(object), &state_of(object).settings, prop_id, value, pspec);
+        Settings* s = &state_of(object).settings;
+        if (!cs::set_output_mode(GST_ELEMENT(object), s, prop_id, value, pspec))
+            cs::set_property(GST_ELEMENT(object), s, prop_id, value, pspec);
     });
 }
 
@@ -448,7 +580,8 @@ void get_property_impl(GstTensorConvert* self, guint prop_id, GValue* value, GPa
             return;
     }
     eg::ObjectLockGuard lock(self);
-    if (!cs::get_property(state_of(self).settings, state_of(self).report, prop_id, value))
+    if (!cs::get_output_mode(state_of(self).settings, prop_id, value) &&
+        !cs::get_property(state_of(self).settings, state_of(self).report, prop_id, value))
         G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
 }
 
@@ -510,9 +643,10 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
     bt_class->accept_caps = eg::transform_accept_caps;
     bt_class->transform_size = cs::transform_size;
     bt_class->decide_allocation = cs::decide_allocation;
-    bt_class->propose_allocation = cs::propose_allocation;
+    bt_class->propose_allocation = gst_tensor_convert_propose_allocation;
     bt_class->sink_event = gst_tensor_convert_sink_event;
     bt_class->transform = gst_tensor_convert_transform;
+    bt_class->transform_ip = gst_tensor_convert_transform_ip;
     bt_class->prepare_output_buffer = gst_tensor_convert_prepare_output_buffer;
     bt_class->start = gst_tensor_convert_start;
     bt_class->stop = gst_tensor_convert_stop;
@@ -523,6 +657,7 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_DTYPE, GstPluginAPIFlags(0));
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_METHOD, GstPluginAPIFlags(0));
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_COMPUTE, GstPluginAPIFlags(0));
+    gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_CONVERT_OUTPUT_MODE, GstPluginAPIFlags(0));
 }
 
 static void gst_tensor_convert_init(GstTensorConvert* self)

@@ -78,6 +78,17 @@ typedef enum {
     GST_TENSOR_CONVERT_COMPUTE_GL = 2,
 } GstTensorConvertCompute;
 
+/**
+ * GstTensorConvertOutputMode:
+ * @GST_TENSOR_CONVERT_OUTPUT_MODE_TENSOR: the tensor is the output buffer
+ * @GST_TENSOR_CONVERT_OUTPUT_MODE_META: the source frame is the output buffer, untouched, and the
+ * tensor rides on it (edgetensor's attached-tensor meta and, on GStreamer 1.26+, GstTensorMeta)
+ */
+typedef enum {
+    GST_TENSOR_CONVERT_OUTPUT_MODE_TENSOR = 0,
+    GST_TENSOR_CONVERT_OUTPUT_MODE_META = 1,
+} GstTensorConvertOutputMode;
+
 #define GST_TYPE_TENSOR_CONVERT_FORMAT (gst_tensor_convert_format_get_type())
 GType gst_tensor_convert_format_get_type(void);
 #define GST_TYPE_TENSOR_CONVERT_LAYOUT (gst_tensor_convert_layout_get_type())
@@ -88,6 +99,8 @@ GType gst_tensor_convert_dtype_get_type(void);
 GType gst_tensor_convert_method_get_type(void);
 #define GST_TYPE_TENSOR_CONVERT_COMPUTE (gst_tensor_convert_compute_get_type())
 GType gst_tensor_convert_compute_get_type(void);
+#define GST_TYPE_TENSOR_CONVERT_OUTPUT_MODE (gst_tensor_convert_output_mode_get_type())
+GType gst_tensor_convert_output_mode_get_type(void);
 
 GST_ELEMENT_REGISTER_DECLARE(tensorconvert);
 

@@ -38,7 +38,9 @@ GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
     GST_STATIC_CAPS("other/tensors, num_tensors = (int) 1, format = (string) static, "
                     "types = (string) { uint8, int8, float16, float32 }, "
                     "framerate = (fraction) [ 0/1, 2147483647/1 ]; "
-                    "video/x-raw, format = (string) { RGB, BGR, RGBA, BGRA, GRAY8 }, "
+                    // RGB, BGR, RGBA, BGRA, GRAY8 as tensors; any input format with
+                    // output-mode=meta (the frame passes through)
+                    "video/x-raw, format = (string) " SINK_FORMATS ", "
                     "width = " SIZE_RANGE ", height = " SIZE_RANGE ", "
                     "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
 

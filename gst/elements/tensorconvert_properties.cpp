@@ -582,6 +582,16 @@ void install_properties(GObjectClass* gobject_class)
                             "the memory); each run of drops warns once and 10 in a row are an "
                             "error (read-only, since the element started)",
                             0, G_MAXUINT64, 0, kReportFlags));
+    g_object_class_install_property(
+        gobject_class, PROP_OUTPUT_MODE,
+        g_param_spec_enum("output-mode", "Output mode",
+                          "tensor: the tensor is the output buffer; meta: the source frame passes "
+                          "through untouched and the tensor rides on it (edgetensor's "
+                          "attached-tensor meta with the crop/letterbox it was converted with, "
+                          "and GstTensorMeta on GStreamer 1.26+; tensor id: the element's name), "
+                          "for tensorinfer (default: tensor)",
+                          GST_TYPE_TENSOR_CONVERT_OUTPUT_MODE,
+                          GST_TENSOR_CONVERT_OUTPUT_MODE_TENSOR, kReadyFlags));
 }
 
 } // namespace edgetensor::gst::tensorconvert

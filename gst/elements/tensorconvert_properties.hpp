@@ -51,6 +51,7 @@ enum Prop : guint {
     PROP_COMPUTE,
     PROP_GL_STATS,
     PROP_DROPPED,
+    PROP_OUTPUT_MODE, // set and read by tensorconvert_meta.hpp
 };
 
 /// What the last set_caps computed: the letterbox-* read-only properties (under the object lock).

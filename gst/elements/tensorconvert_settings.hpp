@@ -92,6 +92,7 @@ struct Settings : OutputSettings {
     std::string crop_str;
     std::optional<Region> crop;
     GstTensorConvertCompute compute = DEFAULT_COMPUTE;
+    GstTensorConvertOutputMode output_mode = GST_TENSOR_CONVERT_OUTPUT_MODE_TENSOR;
 };
 
 /// "a,b,c" (at most 4 values, one per output channel) as floats; empty = no values. Every value

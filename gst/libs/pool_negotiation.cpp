@@ -68,7 +68,7 @@ void combine_bounds(const PoolPolicy& policy, guint* min, guint* max)
 
 NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream,
                               const PoolPolicy& policy, bool peer_reads_video_meta, guint min,
-                              guint max, GstBufferPool* reuse)
+                              guint max, GstBufferPool* reuse, guint size)
 {
     NegotiatedPool out;
     out.pool.reset(reuse ? GST_BUFFER_POOL(gst_object_ref(reuse))
@@ -82,9 +82,15 @@ NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream
 
     GstStructure* config = gst_buffer_pool_get_config(out.pool.get());
     GstCaps* caps = stream->caps.get();
-    gst_buffer_pool_config_set_params(config, caps, 0, min, max);
+    // A reused pool (the peer's) is also accessed as its owner said: its tensors are declared
+    // for both sides' CPU access (the writer's here, the reader's there), so neither side's
+    // maps count as unplanned.
+    const auto access = GstEdgeTensorCpuAccess(
+        policy.access | (reuse ? gst_edge_tensor_buffer_pool_config_get_cpu_access(config)
+                               : GST_EDGE_TENSOR_CPU_ACCESS_NONE));
+    gst_buffer_pool_config_set_params(config, caps, size, min, max);
     gst_edge_tensor_buffer_pool_config_set_memory_kind(config, kind);
-    gst_edge_tensor_buffer_pool_config_set_cpu_access(config, policy.access);
+    gst_edge_tensor_buffer_pool_config_set_cpu_access(config, access);
     if (video_meta)
         gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
     // A FALSE set_config wrote its corrections into the config: accept them once, as GStreamer
@@ -100,6 +106,17 @@ NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream
     config = gst_buffer_pool_get_config(out.pool.get());
     gst_buffer_pool_config_get_params(config, nullptr, &out.size, &out.min, &out.max);
     gst_structure_free(config);
+    // The pool sized one frame (or what was asked); trailing bytes go past the frame it sized.
+    if (policy.trailing_bytes && size == 0) {
+        const guint want = out.size + guint(policy.trailing_bytes);
+        config = gst_buffer_pool_get_config(out.pool.get());
+        gst_buffer_pool_config_set_params(config, caps, want, out.min, out.max);
+        if (!gst_buffer_pool_set_config(out.pool.get(), config)) {
+            GST_WARNING_OBJECT(element, "the edgetensor pool refused %u bytes per buffer", want);
+            return {};
+        }
+        out.size = want;
+    }
     if (!out.max)
         GST_INFO_OBJECT(element, "pool %s is unbounded: %s", GST_OBJECT_NAME(out.pool.get()),
                         policy.unbounded_because ? policy.unbounded_because : "(no reason given)");
@@ -122,7 +139,7 @@ NegotiatedPool decide_pool(GstElement* element, GstQuery* query, const PoolPolic
         return {};
     }
     GstObjectPtr<GstBufferPool> theirs;
-    guint size = 0, min = 0, max = 0;
+    guint size = 0, min = 0, max = 0, their_size = 0;
     const bool have_pool = gst_query_get_n_allocation_pools(query) > 0;
     if (have_pool) {
         GstBufferPool* p = nullptr;
@@ -130,8 +147,10 @@ NegotiatedPool decide_pool(GstElement* element, GstQuery* query, const PoolPolic
         // Only an edgetensor pool's memory holds a tensor a GstEdgeTensorMeta can describe;
         // another pool's buffers would leave downstream without the descriptor.
         if (p && GST_IS_EDGE_TENSOR_BUFFER_POOL(p)) {
-            GST_DEBUG_OBJECT(element, "using downstream's pool %s", GST_OBJECT_NAME(p));
+            GST_DEBUG_OBJECT(element, "using downstream's pool %s (%u bytes)", GST_OBJECT_NAME(p),
+                             size);
             theirs.reset(p);
+            their_size = size;
         } else if (p) {
             GST_DEBUG_OBJECT(element, "downstream offers %s, not an edgetensor pool: using ours",
                              GST_OBJECT_NAME(p));
@@ -143,7 +162,8 @@ NegotiatedPool decide_pool(GstElement* element, GstQuery* query, const PoolPolic
     auto stream = stream_layout_from_caps(caps);
     NegotiatedPool out;
     if (stream)
-        out = configure_pool(element, *stream, policy, peer_meta, min, max, theirs.get());
+        out =
+            configure_pool(element, *stream, policy, peer_meta, min, max, theirs.get(), their_size);
     if (!out) {
         GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS, ("Cannot configure %s.", what),
                           ("%" GST_PTR_FORMAT " was refused%s%s", caps, stream ? "" : ": ",

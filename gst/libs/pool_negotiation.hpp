@@ -46,6 +46,10 @@ struct PoolPolicy {
     /// caps get neither the meta offered nor the pool's VIDEO_META option, as tensorimport has
     /// always done).
     bool video_meta_on_dmabuf_caps = true;
+    /// Bytes every buffer holds past one frame: a reader that loads beyond a tensor's end
+    /// (TensorFlow Lite's vector kernels, InferSession::input_rules()) reads it in place only
+    /// when they are there. The pool's size is then one frame plus these.
+    size_t trailing_bytes = 0;
 };
 
 /// A configured pool and what it was configured with.
@@ -59,19 +63,22 @@ struct NegotiatedPool {
 
 /// An inactive edgetensor pool for the stream `stream` (its caps) configured under `policy` with
 /// `min`..`max` buffers (`reuse`, when not null, is configured instead of a new pool).
-/// `peer_reads_video_meta`: the other side reads GstVideoMeta (see PoolPolicy). Corrections
-/// the pool asks for are accepted once. Empty, with a warning in `element`'s name, when the
-/// pool refuses the caps.
+/// `peer_reads_video_meta`: the other side reads GstVideoMeta (see PoolPolicy). `size`: the
+/// bytes per buffer asked for (0: one frame; the pool raises a smaller one to a frame), raised
+/// to a frame plus the policy's trailing bytes. Corrections the pool asks for are accepted
+/// once. Empty, with a warning in `element`'s name, when the pool refuses the caps.
 NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream,
                               const PoolPolicy& policy, bool peer_reads_video_meta, guint min,
-                              guint max, GstBufferPool* reuse = nullptr);
+                              guint max, GstBufferPool* reuse = nullptr, guint size = 0);
 
 /// configure_pool() with the policy's own bounds: the pool an element copies into.
 NegotiatedPool make_pool(GstElement* element, const StreamLayoutPtr& stream,
                          const PoolPolicy& policy);
 
-/// decide_allocation: downstream's first pool when it is an edgetensor pool, else a new one,
-/// configured for the query's caps with the bounds of both sides, put first in `query`.
+/// decide_allocation: downstream's first pool when it is an edgetensor pool (with the size
+/// downstream asked for: a consumer that reads past a tensor's end asks for more than a frame),
+/// else a new one, configured for the query's caps with the bounds of both sides, put first in
+/// `query`.
 /// Posts the element error (`what`: "the output buffer pool") and returns empty when the
 /// query has no caps or the pool refuses them. The pool is left inactive.
 NegotiatedPool decide_pool(GstElement* element, GstQuery* query, const PoolPolicy& policy,

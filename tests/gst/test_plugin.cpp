@@ -145,6 +145,10 @@ TEST(GstPlugin, EveryElementCyclesThroughAllStatesRepeatedly)
         EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
     for (const std::string& name : names) {
         SCOPED_TRACE(name);
+        // tensorinfer needs a model and a runtime to start: gst-tensorinfer cycles it with one
+        // where a runtime is built.
+        if (name == "tensorinfer")
+            continue;
         const bool produces = has_pad_template(name, GST_PAD_SRC);
         const bool consumes = has_pad_template(name, GST_PAD_SINK);
         // Configured before the harness takes it: the harness plays its element at once.

@@ -115,11 +115,11 @@ std::string add(const std::string& path)
     return b.write(path);
 }
 
-std::string mean(const std::string& path)
+std::string mean_of(const std::string& path, int32_t height, int32_t width)
 {
     Builder b;
-    const int image = b.tensor("image", tflite::TensorType_UINT8, {1, 8, 8, 3});
-    const int xf = b.tensor("xf", tflite::TensorType_FLOAT32, {1, 8, 8, 3});
+    const int image = b.tensor("image", tflite::TensorType_UINT8, {1, height, width, 3});
+    const int xf = b.tensor("xf", tflite::TensorType_FLOAT32, {1, height, width, 3});
     const int axes = b.constant("axes", tflite::TensorType_INT32, {2}, std::vector<int32_t>{1, 2});
     const int m = b.tensor("mean", tflite::TensorType_FLOAT32, {1, 3});
     const int k = b.constant("k", tflite::TensorType_FLOAT32, {1}, std::vector<float>{1.0f / 255});
@@ -134,6 +134,11 @@ std::string mean(const std::string& path)
     b.op(tflite::BuiltinOperator_MUL, {m, k}, {scores}, tflite::MulOptionsT{});
     b.io({image}, {m, scores});
     return b.write(path);
+}
+
+std::string mean(const std::string& path)
+{
+    return mean_of(path, 8, 8);
 }
 
 std::string conv(const std::string& path, bool dynamic)
@@ -186,6 +191,11 @@ std::string boolean(const std::string& path)
 }
 
 } // namespace
+
+std::string write_mean(const std::string& path, int32_t height, int32_t width)
+{
+    return mean_of(path, height, width);
+}
 
 std::string write_all(const std::string& dir)
 {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 
 namespace edgetensor::test::tfl
@@ -26,5 +27,10 @@ inline constexpr int kQuantZeroPoint = 10;
 
 /// Writes every model above into `dir`.
 std::string write_all(const std::string& dir);
+
+/// mean.tflite's graph for an input of [1, height, width, 3] u8, written to `path` (tensorinfer's
+/// tests: a 64x64 RGB tensor is exactly three pages, so TensorFlow Lite reads it in place only
+/// with spare bytes after it).
+std::string write_mean(const std::string& path, int32_t height, int32_t width);
 
 } // namespace edgetensor::test::tfl
