@@ -489,13 +489,17 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
     const auto fds_before = open_fds();
     {
         GError* err = nullptr;
+        // Two live cameras, as the element is meant for: a non-live tensortestsrc would push
+        // its 20 frames at once, stamped long before vivid's first frame (late under TCG), and
+        // every one would leave alone when its bound expired. The bound is wide for the same
+        // reason: a guest under TCG delivers frames unevenly.
         const std::string launch =
             "tensorbatch name=b batch-size=2 width=64 height=64 layout=chw dtype=float32 "
-            "std=255 ! appsink name=sink sync=false "
+            "std=255 batched-push-timeout=200000000 ! appsink name=sink sync=false "
             "v4l2src name=cam device=" +
             node +
             " io-mode=dmabuf num-buffers=20 ! video/x-raw,format=YUY2,width=320,height=180 ! "
-            "b.sink_0 tensortestsrc memory=dma num-buffers=20 ! "
+            "b.sink_0 tensortestsrc is-live=true memory=dma num-buffers=20 ! "
             "video/x-raw,format=NV12,width=320,height=180 ! b.sink_1";
         GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
         ASSERT_TRUE(pipeline) << (err ? err->message : "?");
