@@ -19,7 +19,9 @@
  * upstream pool recycles only buffers nobody reads any more. A receiver that already holds
  * #GstTensorIpcSink:max-pending frames is skipped for new frames (counted in
  * #GstTensorIpcSink:dropped) rather than stalling the pipeline; a receiver that disconnects or
- * dies frees at once everything held for it.
+ * dies frees at once everything held for it. What all receivers together may pin is bounded in
+ * bytes too (#GstTensorIpcSink:max-held-bytes, 256 MiB by default): past it a buffer waits for
+ * releases with #GstTensorIpcSink:block, or is dropped for every receiver without it.
  *
  * Memory without an fd (system memory) is copied into a pooled DMA-BUF or memfd tensor when
  * #GstTensorIpcSink:copy-mode is `auto` (counted in #GstTensorIpcSink:copies, warned once), or
@@ -29,7 +31,7 @@
  * The socket gets the permissions of #GstTensorIpcSink:socket-mode before anyone can
  * connect; #GstTensorIpcSink:allowed-uid additionally refuses receivers of any other user
  * (SO_PEERCRED). At EOS the element posts an element message `tensoripcsink-stats` (sent,
- * dropped, copies, clients, peak-clients).
+ * dropped, copies, clients, peak-clients, peak-held-bytes).
  *
  * ## Example launch lines
  *
@@ -142,6 +144,36 @@ public:
         }
     }
 
+    // Posted once per start: a stream that keeps hitting the bound must not flood the bus.
+    // Later drops are logged.
+    void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound, bool dropped,
+                         bool first) noexcept override
+    {
+        const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+        if (!first) {
+            GST_INFO_OBJECT(self_,
+                            "dropped a buffer of %llu bytes: receivers hold %llu of "
+                            "max-held-bytes %llu",
+                            u(frame_bytes), u(held_bytes), u(bound));
+            return;
+        }
+        if (dropped)
+            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
+                                ("Dropped a buffer: receivers hold %llu bytes, and %llu more "
+                                 "would pass max-held-bytes (%llu).",
+                                 u(held_bytes), u(frame_bytes), u(bound)),
+                                ("later drops are counted in \"dropped\" and logged only; raise "
+                                 "max-held-bytes, lower max-pending, or set block=true to wait "
+                                 "for releases instead"));
+        else
+            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
+                                ("Waiting for receivers to release buffers: they hold %llu "
+                                 "bytes, and %llu more would pass max-held-bytes (%llu).",
+                                 u(held_bytes), u(frame_bytes), u(bound)),
+                                ("block=true: the stream slows down to what receivers release; "
+                                 "later waits are not reported"));
+    }
+
 private:
     GstTensorIpcSink* self_;
 };
@@ -153,8 +185,8 @@ eg::PoolPolicy pool_policy(guint min)
     eg::PoolPolicy p;
     p.min_buffers = min;
     p.max_buffers = 0;
-    p.unbounded_because = "tensoripcsink holds buffers for its receivers: max-clients x "
-                          "max-pending bound them";
+    p.unbounded_because = "tensoripcsink holds buffers for its receivers: max-held-bytes, "
+                          "max-clients and max-pending bound them";
     p.default_layout_unless_peer_reads_meta = false;
     return p;
 }
@@ -287,8 +319,15 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
     auto sent = st.server.send_frame(head, std::span(records.data(), n), std::span(fds.data(), n),
                                      std::move(keep), wait_for_connection, block);
     if (!sent) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr),
-                          ("%s", sent.error().message().c_str()));
+        if (sent.error().code() == edgetensor::ErrorCode::InsufficientCapacity)
+            GST_ELEMENT_ERROR(
+                self, RESOURCE, NO_SPACE_LEFT,
+                ("A buffer is larger than max-held-bytes: no receiver could ever "
+                 "hold it."),
+                ("%s; raise max-held-bytes (0 = no bound)", sent.error().message().c_str()));
+        else
+            GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr),
+                              ("%s", sent.error().message().c_str()));
         return GST_FLOW_ERROR;
     }
     return *sent == ipc::SendOutcome::Flushing ? GST_FLOW_FLUSHING : GST_FLOW_OK;
@@ -300,6 +339,15 @@ void gst_tensor_ipc_sink_set_property(GObject* object, guint prop_id, const GVal
                                       GParamSpec* pspec)
 {
     State& st = state_of(object);
+    if (prop_id == PROP_MAX_HELD_BYTES) {
+        const guint64 v = g_value_get_uint64(value);
+        {
+            eg::ObjectLockGuard lock(object);
+            st.settings.max_held_bytes = v;
+        }
+        st.server.set_max_held_bytes(v);
+        return;
+    }
     if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
         prop_id == PROP_MAX_PENDING)
         st.server.set_max_pending(g_value_get_uint(value));
@@ -326,6 +374,14 @@ void gst_tensor_ipc_sink_get_property(GObject* object, guint prop_id, GValue* va
         break;
     case PROP_HELD:
         g_value_set_uint(value, st.server.held());
+        break;
+    case PROP_MAX_HELD_BYTES: {
+        eg::ObjectLockGuard lock(object);
+        g_value_set_uint64(value, st.settings.max_held_bytes);
+        break;
+    }
+    case PROP_HELD_BYTES:
+        g_value_set_uint64(value, st.server.held_bytes());
         break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -362,6 +418,7 @@ gboolean start_impl(GstTensorIpcSink* self)
     config.max_pending = s.max_pending;
     config.allowed_uid = s.allowed_uid;
     config.max_clients = s.max_clients;
+    config.max_held_bytes = s.max_held_bytes;
     ipc::StartError err{ipc::StartStep::Listen, edgetensor::Error(edgetensor::ErrorCode::Io, "")};
     if (!st.server.start(config, &err)) {
         switch (err.step) {
@@ -483,11 +540,11 @@ gboolean gst_tensor_ipc_sink_event(GstBaseSink* sink, GstEvent* event)
     if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
         st.server.send_eos();
         const guint peak = st.server.peak_clients();
-        GstStructure* s =
-            gst_structure_new("tensoripcsink-stats", "sent", G_TYPE_UINT64, st.server.sent(),
-                              "dropped", G_TYPE_UINT64, st.server.dropped(), "copies",
-                              G_TYPE_UINT64, st.fallback.copies(), "clients", G_TYPE_UINT,
-                              st.server.clients(), "peak-clients", G_TYPE_UINT, peak, nullptr);
+        GstStructure* s = gst_structure_new(
+            "tensoripcsink-stats", "sent", G_TYPE_UINT64, st.server.sent(), "dropped",
+            G_TYPE_UINT64, st.server.dropped(), "copies", G_TYPE_UINT64, st.fallback.copies(),
+            "clients", G_TYPE_UINT, st.server.clients(), "peak-clients", G_TYPE_UINT, peak,
+            "peak-held-bytes", G_TYPE_UINT64, st.server.peak_held_bytes(), nullptr);
         eg::GCharPtr str(gst_structure_to_string(s));
         GST_INFO_OBJECT(self, "%s", str.get());
         gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
