@@ -160,7 +160,7 @@ fuzz)
         -Dbenchmarks=disabled -Dvm_lane=disabled -Dintrospection=disabled
     log "building the fuzz targets in $dir"
     meson compile -C "$dir" fuzz_from_desc_libfuzzer fuzz_ipc_message_libfuzzer \
-        test_fuzz_from_desc test_fuzz_ipc_message
+        fuzz_tensor_meta_libfuzzer test_fuzz_from_desc test_fuzz_ipc_message test_fuzz_tensor_meta
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         run_tests "$dir" --no-rebuild --suite fuzz --timeout-multiplier 4
     ;;
