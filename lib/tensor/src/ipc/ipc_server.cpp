@@ -452,7 +452,8 @@ void Server::serve()
 
 Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRecord> memories,
                                        std::span<const int> fds, Keepalive keep,
-                                       bool wait_for_connection, bool block)
+                                       bool wait_for_connection, bool block,
+                                       std::span<const uint8_t> meta)
 {
     bool notify = false;
     const uint64_t bytes = pinned_bytes(memories);
@@ -511,7 +512,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     }
     head.seq = next_seq_++;
     head.caps_seq = caps_seq_;
-    auto msg = encode_frame(head, memories);
+    auto msg = encode_frame(head, memories, meta);
     if (!msg)
         return unexpected(std::move(msg).error());
     unsigned holders = 0;

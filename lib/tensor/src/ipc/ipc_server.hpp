@@ -135,9 +135,12 @@ public:
     /// wait for every receiver to have room, and for the held frames to leave room under
     /// max_held_bytes, instead of dropping the frame. Errors: InsufficientCapacity when the
     /// frame's memories alone exceed max_held_bytes (it could never be sent).
+    /// `meta` is the frame's meta section (encode_metas(), or empty); `fds` are the memories'
+    /// fds followed by the head.n_meta_fds meta fds it names.
     Result<SendOutcome> send_frame(FrameHead head, std::span<const MemoryRecord> memories,
                                    std::span<const int> fds, Keepalive keep,
-                                   bool wait_for_connection, bool block);
+                                   bool wait_for_connection, bool block,
+                                   std::span<const uint8_t> meta = {});
     void send_eos();
 
     /// Interrupts, until unlock_stop(), every wait of send_frame().
