@@ -56,6 +56,7 @@
 #include "ipc_wire.hpp"
 #include "pool_negotiation.hpp"
 #include "tensoripc_common.hpp"
+#include "tensoripc_metas.hpp"
 #include "tensoripcsink_frame.hpp"
 #include "tensoripcsink_properties.hpp"
 
@@ -63,6 +64,7 @@
 #include <gst/video/video.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <exception>
@@ -221,6 +223,7 @@ struct State {
     Observer observer;
     ipc::Server server;
     eg::CopyFallback fallback;
+    std::atomic<bool> skipped_metas_reported{false}; ///< since start()
 };
 
 } // namespace
@@ -258,6 +261,17 @@ State& state_of(gpointer self)
     return *GST_TENSOR_IPC_SINK(self)->state;
 }
 
+// What a buffer's metas lost on the way: a warning the first time in a start, then debug logs.
+void report_skipped_metas(GstTensorIpcSink* self, const std::string& what)
+{
+    State& st = state_of(self);
+    if (!st.skipped_metas_reported.exchange(true))
+        GST_WARNING_OBJECT(self, "not passed to receivers: %s (later ones are logged at DEBUG)",
+                           what.c_str());
+    else
+        GST_DEBUG_OBJECT(self, "not passed to receivers: %s", what.c_str());
+}
+
 GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
 {
     State& st = state_of(self);
@@ -290,10 +304,10 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
         }
     }
 
-    const ipc::FrameHead head = frame_head(buf, layout.get());
+    ipc::FrameHead head = frame_head(buf, layout.get());
     const guint n = gst_buffer_n_memory(buf);
     std::array<ipc::MemoryRecord, ipc::kMaxMemories> records;
-    std::array<int, ipc::kMaxMemories> fds{};
+    std::array<int, ipc::kMaxMemories + ipc::kMaxMetaFds> fds{};
     for (guint i = 0; i < n; ++i) {
         GstMemory* mem = gst_buffer_peek_memory(buf, i);
         auto r = describe_memory(mem, i);
@@ -306,6 +320,23 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
         fds[i] = gst_fd_memory_get_fd(mem);
     }
 
+    // GStreamer's tensor and analytics metas travel with the frame (the original buffer's,
+    // when its memory was copied: the copy keeps the original alive for their bytes).
+    auto metas = eg::tensoripc::collect_metas(buffer);
+    if (!metas) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot pass the buffer's metas."),
+                          ("%s", metas.error().message().c_str()));
+        return GST_FLOW_ERROR;
+    }
+    if (!metas->skipped.empty())
+        report_skipped_metas(self, metas->skipped);
+    if (!metas->section.empty()) {
+        if (copied)
+            gst_buffer_add_parent_buffer_meta(copied.get(), buffer);
+        head.n_meta_fds = guint32(metas->fds.size());
+        std::copy(metas->fds.begin(), metas->fds.end(), fds.begin() + n);
+    }
+
     gboolean wait_for_connection, block;
     {
         eg::ObjectLockGuard lock(self);
@@ -316,8 +347,9 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
     // last of them released the frame.
     ipc::Keepalive keep(gst_buffer_ref(buf),
                         [](void* b) { gst_buffer_unref(static_cast<GstBuffer*>(b)); });
-    auto sent = st.server.send_frame(head, std::span(records.data(), n), std::span(fds.data(), n),
-                                     std::move(keep), wait_for_connection, block);
+    auto sent = st.server.send_frame(head, std::span(records.data(), n),
+                                     std::span(fds.data(), n + head.n_meta_fds), std::move(keep),
+                                     wait_for_connection, block, metas->section);
     if (!sent) {
         if (sent.error().code() == edgetensor::ErrorCode::InsufficientCapacity)
             GST_ELEMENT_ERROR(
@@ -443,6 +475,7 @@ gboolean start_impl(GstTensorIpcSink* self)
     }
     // No render() can run before start() returns: the counters start afresh for it.
     st.fallback.start();
+    st.skipped_metas_reported = false;
     GST_INFO_OBJECT(self, "listening on %s (mode 0%o)", s.socket_path.c_str(), s.socket_mode);
     return TRUE;
 }

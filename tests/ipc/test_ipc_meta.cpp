@@ -400,5 +400,57 @@ TEST(IpcMeta, MetasTooLargeForAMessageAreRefusedByTheEncoder_Negative)
         << f.error().message();
 }
 
+// The memfd the sink copies tensor bytes into: what it holds, what a receiver's check says of
+// it, and that nobody can change it any more.
+TEST(IpcMeta, AMetaBlobHoldsItsBytesSealedAndPassesTheReceiversCheck)
+{
+    const auto before = open_fds();
+    {
+        std::vector<uint8_t> bytes(5000);
+        for (size_t i = 0; i < bytes.size(); ++i)
+            bytes[i] = uint8_t(i * 7);
+        auto blob = make_meta_blob(bytes);
+        ASSERT_TRUE(blob) << blob.error().message();
+        auto d = describe_meta_fd(blob->get());
+        ASSERT_TRUE(d) << d.error().message();
+        EXPECT_EQ(d->kind, EDGETENSOR_KIND_HOST);
+        EXPECT_EQ(d->size, 5000u);
+        MemoryRecord rec;
+        rec.desc.kind = d->kind;
+        rec.desc.capacity = d->size;
+        rec.maxsize = d->size;
+        EXPECT_TRUE(check_fd(blob->get(), rec));
+        void* p = ::mmap(nullptr, 5000, PROT_READ, MAP_SHARED, blob->get(), 0);
+        ASSERT_NE(p, MAP_FAILED);
+        EXPECT_EQ(std::memcmp(p, bytes.data(), bytes.size()), 0);
+        ::munmap(p, 5000);
+        EXPECT_EQ(::mmap(nullptr, 5000, PROT_READ | PROT_WRITE, MAP_SHARED, blob->get(), 0),
+                  MAP_FAILED)
+            << "sealed against writing";
+        EXPECT_NE(::ftruncate(blob->get(), 100), 0) << "sealed against shrinking";
+        EXPECT_FALSE(make_meta_blob({}));
+    }
+    EXPECT_EQ(open_fds(), before) << test::describe_fds(open_fds());
+}
+
+TEST(IpcMeta, OnlyFdsAReceiverAcceptsAreDescribedAsMetaFds_Negative)
+{
+    UniqueFd sealed = sealed_memfd(4096);
+    auto ok = describe_meta_fd(sealed.get());
+    ASSERT_TRUE(ok) << ok.error().message();
+    EXPECT_EQ(ok->size, 4096u);
+    UniqueFd unsealed(::memfd_create("meta", MFD_CLOEXEC));
+    ASSERT_EQ(::ftruncate(unsealed.get(), 4096), 0);
+    auto u = describe_meta_fd(unsealed.get());
+    ASSERT_FALSE(u);
+    EXPECT_NE(u.error().message().find("F_SEAL_SHRINK"), std::string::npos);
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    UniqueFd pr(p[0]), pw(p[1]);
+    auto q = describe_meta_fd(pr.get());
+    ASSERT_FALSE(q);
+    EXPECT_EQ(q.error().code(), ErrorCode::UnknownBufferType);
+}
+
 } // namespace
 } // namespace edgetensor::ipc

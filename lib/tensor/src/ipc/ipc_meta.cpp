@@ -7,8 +7,18 @@
 
 #include "ipc_meta.hpp"
 
+#include "dma/uapi/dma-buf.h"
+
 #include <edgetensor/tensor_desc.h>
 
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 
@@ -483,6 +493,61 @@ Result<FrameMetas> parse_metas(std::span<const uint8_t> bytes, uint32_t n_fds)
     if (r.left() != 0)
         return bad("meta section: " + std::to_string(r.left()) + " bytes left over");
     return m;
+}
+
+Result<MetaFd> describe_meta_fd(int fd)
+{
+    struct statfs sfs {
+    };
+    if (::fstatfs(fd, &sfs) != 0)
+        return unexpected(Error::io(errno, "fstatfs of a tensor's fd"));
+    MetaFd m;
+    if (uint32_t(sfs.f_type) == DMA_BUF_MAGIC) {
+        const off_t end = ::lseek(fd, 0, SEEK_END);
+        if (end < 0)
+            return unexpected(Error::io(errno, "lseek(SEEK_END) of a tensor's DMA-BUF"));
+        m.kind = EDGETENSOR_KIND_DMABUF;
+        m.size = uint64_t(end);
+        return m;
+    }
+    if (uint32_t(sfs.f_type) != TMPFS_MAGIC)
+        return make_error(ErrorCode::UnknownBufferType,
+                          "a tensor's fd is neither a DMA-BUF nor a memfd");
+    struct stat st {
+    };
+    if (::fstat(fd, &st) != 0)
+        return unexpected(Error::io(errno, "fstat of a tensor's memfd"));
+    const int seals = ::fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || !(seals & F_SEAL_SHRINK))
+        return make_error(ErrorCode::NotSupported,
+                          "a tensor's memfd is not sealed against shrinking (F_SEAL_SHRINK)");
+    m.kind = EDGETENSOR_KIND_HOST;
+    m.size = uint64_t(st.st_size);
+    return m;
+}
+
+Result<UniqueFd> make_meta_blob(std::span<const uint8_t> bytes)
+{
+    if (bytes.empty())
+        return make_error(ErrorCode::InvalidArgument, "no bytes for a meta memfd");
+    UniqueFd fd(::memfd_create("edgetensor-ipc-meta", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!fd)
+        return unexpected(Error::io(errno, "memfd_create for tensor bytes"));
+    if (::ftruncate(fd.get(), off_t(bytes.size())) != 0)
+        return unexpected(Error::io(errno, "ftruncate of the meta memfd"));
+    for (size_t at = 0; at < bytes.size();) {
+        const ssize_t n = ::pwrite(fd.get(), bytes.data() + at, bytes.size() - at, off_t(at));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return unexpected(Error::io(n < 0 ? errno : EIO, "write of the meta memfd"));
+        at += size_t(n);
+    }
+    // Sealed against any change: a receiver reads what was sent, and nobody can cut it short.
+    if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+        0)
+        return unexpected(Error::io(errno, "sealing the meta memfd"));
+    return fd;
 }
 
 } // namespace edgetensor::ipc

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <edgetensor/error.hpp>
+#include <edgetensor/unique_fd.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -123,5 +124,15 @@ Result<std::vector<uint8_t>> encode_metas(const FrameMetas& metas);
 /// non-finite confidences or rotations, relations naming no mtd or one mtd twice, a tensor
 /// window beyond its fd or smaller than its dims need.
 Result<FrameMetas> parse_metas(std::span<const uint8_t> bytes, uint32_t n_fds);
+
+/// What a receiver would accept of `fd` as a meta fd, without a copy: a DMA-BUF, or a memfd
+/// sealed against shrinking (an edgetensor pool's); its kind and size (borrowed fd). Errors
+/// name what is missing: another filesystem, or no F_SEAL_SHRINK.
+Result<MetaFd> describe_meta_fd(int fd);
+
+/// A new memfd named "edgetensor-ipc-meta" holding `bytes`, sealed against any change
+/// (shrink, grow, write) before it is returned: what the sink copies tensor bytes that have no
+/// fd of their own into. Errors: Io with errno; InvalidArgument for no bytes.
+Result<UniqueFd> make_meta_blob(std::span<const uint8_t> bytes);
 
 } // namespace edgetensor::ipc
