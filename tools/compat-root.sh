@@ -33,8 +33,8 @@
 # EDGETENSOR_BIND (space-separated host paths also mounted at the same path in the root;
 # HOST:PATH mounts HOST at PATH).
 # Passed into the root: TERM, DEBIAN_FRONTEND, BUILD_DIR, SKIP_DEPS, MESON_ARGS, CC, CXX, and
-# every EDGETENSOR_*, ETVM_*, GST_*, G_*, ASAN_*, UBSAN_*, TSAN_*, LSAN_* variable. ccache keeps
-# its files per release in $EDGETENSOR_ROOTS/<codename>.ccache.
+# every EDGETENSOR_*, ETVM_*, GST_*, G_*, ASAN_*, UBSAN_*, TSAN_*, LSAN_* variable, and
+# CCACHE_DISABLE. ccache keeps its files per release in $EDGETENSOR_ROOTS/<codename>.ccache.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,19 +71,36 @@ stamp_of() {
     { echo "recipe $recipe"; packages_of "$1"; } | sha256sum | cut -d' ' -f1
 }
 
-# The archive this host's apt uses: deb822 sources first, then one-line ones.
+# The archive this host's apt uses: the first source of this release's own suite with a main
+# component (deb822 files first, then one-line ones), so a third-party repository listed earlier
+# (its own suite or component) or the security archive is not taken for it.
 mirror() {
     if [ -n "${EDGETENSOR_MIRROR:-}" ]; then
         echo "$EDGETENSOR_MIRROR"
         return
     fi
-    local m
-    m=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' \
-        /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-    [ -n "$m" ] || m=$(awk '/^deb[[:space:]]/ && $0 !~ /security/ {
-            for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' \
-        /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true)
-    [ -n "$m" ] || die "no Debian archive in this host's apt sources (set EDGETENSOR_MIRROR)"
+    local release m
+    release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    m=$(awk -v rel="$release" '
+        function flush() {
+            if (uris != "" && (" " suites " ") ~ (" " rel " ") && (" " comps " ") ~ / main /) {
+                split(uris, u, " "); print u[1]; found = 1; exit
+            }
+            uris = suites = comps = ""
+        }
+        /^[[:space:]]*$/ { flush(); next }
+        /^URIs:/ { uris = $0; sub(/^URIs:[[:space:]]*/, "", uris) }
+        /^Suites:/ { suites = $0; sub(/^Suites:[[:space:]]*/, "", suites) }
+        /^Components:/ { comps = $0; sub(/^Components:[[:space:]]*/, "", comps) }
+        END { if (!found) flush() }
+    ' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+    [ -n "$m" ] || m=$(awk -v rel="$release" '
+        /^deb[[:space:]]/ {
+            sub(/^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?/, "")
+            if ($2 == rel && (" " $0 " ") ~ / main /) { print $1; exit }
+        }' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true)
+    [ -n "$m" ] || die "no source for Debian $release with a main component in this host's apt" \
+        "sources (set EDGETENSOR_MIRROR to the archive's URL)"
     echo "$m"
 }
 
@@ -297,13 +314,15 @@ inside() {
         # The kernel is for qemu's -kernel (tests/vm builds its own initramfs): no initrd.
         envs+=(INITRD=No)
     else
-        envs+=(CCACHE_DIR=/var/cache/ccache)
+        # Paths relative to the clones' parent, as on the host: another worktree's objects hit.
+        envs+=(CCACHE_DIR=/var/cache/ccache CCACHE_BASEDIR="$(dirname "$here")"
+            CCACHE_NOHASHDIR=true)
     fi
     local name
     while IFS='=' read -r -d '' name _; do
         case "$name" in
         TERM | DEBIAN_FRONTEND | BUILD_DIR | SKIP_DEPS | MESON_ARGS | CC | CXX | EDGETENSOR_* | \
-            ETVM_* | GST_* | G_* | ASAN_* | UBSAN_* | TSAN_* | LSAN_*)
+            ETVM_* | GST_* | G_* | ASAN_* | UBSAN_* | TSAN_* | LSAN_* | CCACHE_DISABLE)
             envs+=("$name=${!name}")
             ;;
         esac

@@ -10,6 +10,10 @@
 #   tools/dev.sh asan    build build-asan/ with AddressSanitizer + UBSan, run the unit suites
 #   tools/dev.sh tsan    build build-tsan/ with ThreadSanitizer, run the concurrency tests
 #   tools/dev.sh fuzz    build build-fuzz/ with clang-14 (libFuzzer, ASan+UBSan), bounded runs
+#   tools/dev.sh compat 1.26|1.28
+#                        the GStreamer compatibility lane: in a cached Debian 13 (1.26) or Debian
+#                        testing (1.28) root (tools/compat-root.sh), build build-compat-VERSION/
+#                        (-Dwerror=true) and run every suite but vm
 #   tools/dev.sh deps    only install the Debian packages in tools/debian-packages.txt
 #
 # Each verb builds in a directory of its own and sets every option its build depends on, so the
@@ -27,6 +31,12 @@ cd "$here"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
+# CPU seconds (user + system) of this shell's finished children so far: with the wall time it
+# says how much of a phase was waiting (network, disk, other load) rather than computing.
+cpu_seconds() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d", ($14 + $15) / hz }' /proc/$$/stat
+}
+
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
         "$@"
@@ -39,10 +49,15 @@ as_root() {
 }
 
 install_deps() {
-    [ "${SKIP_DEPS:-0}" = 1 ] && return 0
     mapfile -t pkgs < <(grep -v '^\s*#' tools/debian-packages.txt | sed '/^\s*$/d')
-    local missing=()
-    for p in "${pkgs[@]}"; do
+    install_packages "${pkgs[@]}"
+}
+
+# install_packages PKG...: the ones not installed yet, unless SKIP_DEPS=1.
+install_packages() {
+    [ "${SKIP_DEPS:-0}" = 1 ] && return 0
+    local missing=() p
+    for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
             missing+=("$p")
     done
@@ -72,6 +87,33 @@ setup() {
     meson_setup_only "$@"
     log "building in $1"
     meson compile -C "$1"
+}
+
+# build_suites DIR SUITE...: configure was done; build only what the tests of these suites run
+# (their executables and the targets they declare they depend on), not the whole tree.
+build_suites() {
+    local dir=$1
+    shift
+    local outputs
+    outputs=$(meson introspect "$dir" --tests --targets | python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+want = set(sys.argv[2:])
+files = {t["id"]: t["filename"] for t in d["targets"]}
+out = set()
+for t in d["tests"]:
+    if want & {s.split(":")[-1] for s in t["suite"]}:
+        for dep in t.get("depends", []):
+            out.update(os.path.relpath(f, sys.argv[1]) for f in files.get(dep, []))
+print("\n".join(sorted(out)))
+' "$dir" "$@")
+    [ -n "$outputs" ] || {
+        log "no test of suite(s) $* in $dir"
+        return 1
+    }
+    log "building in $dir what suite(s) $* run: $(echo "$outputs" | wc -l) targets"
+    # shellcheck disable=SC2086 # one output path a line, none with spaces
+    ninja -C "$dir" $outputs
 }
 
 # summary DIR: the closing line, from meson's machine-readable test log.
@@ -108,64 +150,117 @@ run_tests() {
     return $rc
 }
 
-verb=${1:-}
-case "$verb" in
-deps)
-    install_deps
-    ;;
-demo)
-    install_deps
-    dir=${BUILD_DIR:-build}
-    # Only what the demo runs: the library, the plugin and the examples.
-    setup "$dir" -Dbuildtype=release -Dwerror=false -Db_sanitize=none -Dtests=disabled \
-        -Dbenchmarks=disabled
-    log "running the demo"
-    "$dir/examples/edgetensor-demo"
-    if [ -x tools/demo-pipeline.sh ] && [ -d "$dir/gst" ]; then
-        log "running the camera-to-tensor pipeline"
-        tools/demo-pipeline.sh "$dir" "$dir/out.png"
-    fi
-    ;;
-test)
-    install_deps
-    dir=${BUILD_DIR:-build-test}
-    setup "$dir" -Dbuildtype=debugoptimized -Dwerror=true -Db_sanitize=none -Dtests=auto \
-        -Dbenchmarks=auto
-    run_tests "$dir"
-    ;;
-asan)
-    install_deps
-    dir=${BUILD_DIR:-build-asan}
-    # No introspection: the scanner's dumper and python cannot load an instrumented library.
-    setup "$dir" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --no-suite build \
-        --timeout-multiplier 4
-    ;;
-tsan)
-    install_deps
-    dir=${BUILD_DIR:-build-tsan}
-    setup "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug \
-        -Dbenchmarks=disabled -Dintrospection=disabled
-    TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --suite tsan --timeout-multiplier 4
-    ;;
-fuzz)
-    install_deps
-    dir=${BUILD_DIR:-build-fuzz}
-    # Only the fuzz suite's targets: libFuzzer needs clang, and the rest of the tree is
-    # covered by the other lanes.
-    CC=clang-14 CXX=clang++-14 meson_setup_only "$dir" -Dwerror=true \
-        -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
-        -Dbenchmarks=disabled -Dvm_lane=disabled -Dintrospection=disabled
-    log "building the fuzz targets in $dir"
-    meson compile -C "$dir" fuzz_from_desc_libfuzzer fuzz_ipc_message_libfuzzer \
-        fuzz_tensor_meta_libfuzzer test_fuzz_from_desc test_fuzz_ipc_message test_fuzz_tensor_meta
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        run_tests "$dir" --no-rebuild --suite fuzz --timeout-multiplier 4
-    ;;
-*)
-    sed -n '4,23p' "$0" >&2
-    exit 2
-    ;;
-esac
+main() {
+    verb=${1:-}
+    case "$verb" in
+    deps)
+        install_deps
+        ;;
+    demo)
+        install_deps
+        dir=${BUILD_DIR:-build}
+        # Only what the demo runs: the library, the plugin and the examples.
+        setup "$dir" -Dbuildtype=release -Dwerror=false -Db_sanitize=none -Dtests=disabled \
+            -Dbenchmarks=disabled
+        log "running the demo"
+        "$dir/examples/edgetensor-demo"
+        if [ -x tools/demo-pipeline.sh ] && [ -d "$dir/gst" ]; then
+            log "running the camera-to-tensor pipeline"
+            tools/demo-pipeline.sh "$dir" "$dir/out.png"
+        fi
+        ;;
+    test)
+        install_deps
+        dir=${BUILD_DIR:-build-test}
+        setup "$dir" -Dbuildtype=debugoptimized -Dwerror=true -Db_sanitize=none -Dtests=auto \
+            -Dbenchmarks=auto
+        run_tests "$dir"
+        ;;
+    asan)
+        install_deps
+        dir=${BUILD_DIR:-build-asan}
+        # No introspection: the scanner's dumper and python cannot load an instrumented library.
+        setup "$dir" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+            -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --no-suite build \
+            --timeout-multiplier 4
+        ;;
+    tsan)
+        install_deps
+        dir=${BUILD_DIR:-build-tsan}
+        # Only the tsan suite's targets: the rest of the tree is the asan and test lanes' to build.
+        meson_setup_only "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
+            -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
+        build_suites "$dir" tsan
+        TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --no-rebuild --suite tsan \
+            --timeout-multiplier 4
+        ;;
+    fuzz)
+        install_deps
+        dir=${BUILD_DIR:-build-fuzz}
+        # Only the fuzz suite's targets: libFuzzer needs clang, and the rest of the tree is
+        # covered by the other lanes.
+        CC=clang-14 CXX=clang++-14 meson_setup_only "$dir" -Dwerror=true \
+            -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+            -Dbenchmarks=disabled -Dvm_lane=disabled -Dintrospection=disabled
+        log "building the fuzz targets in $dir"
+        meson compile -C "$dir" fuzz_from_desc_libfuzzer fuzz_ipc_message_libfuzzer \
+            fuzz_tensor_meta_libfuzzer test_fuzz_from_desc test_fuzz_ipc_message \
+            test_fuzz_tensor_meta
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            run_tests "$dir" --no-rebuild --suite fuzz --timeout-multiplier 4
+        ;;
+    compat)
+        version=${2:-}
+        case "$version" in
+        1.26 | 1.28) ;;
+        *)
+            log "usage: tools/dev.sh compat 1.26|1.28"
+            exit 2
+            ;;
+        esac
+        dir=${BUILD_DIR:-build-compat-$version}
+        if [ ! -f /etc/edgetensor-compat-root ]; then
+            # On the host: make (or reuse) the root, then run this verb again inside it.
+            install_packages debootstrap
+            t0=$SECONDS
+            as_root tools/compat-root.sh ensure "$version" >/dev/null
+            log "compat $version: root ready after $((SECONDS - t0)) s"
+            as_root tools/compat-root.sh run "$version" env BUILD_DIR="$dir" tools/dev.sh compat "$version"
+            exit
+        fi
+        # Inside the root. Suite vm is the VM lane's (tests/vm), so it is not even registered.
+        # What this release packages must be built and tested here, never skipped: the
+        # inference runtimes (docs/inference.md) are required, and their tests fail rather than
+        # skip when a runtime is missing.
+        case "$version" in
+        1.26) runtimes=(onnxruntime) ;;
+        1.28) runtimes=(onnxruntime tflite) ;;
+        esac
+        runtime_opts=()
+        for r in "${runtimes[@]}"; do runtime_opts+=("-D$r=enabled"); done
+        EDGETENSOR_TEST_REQUIRE_INFER=$(IFS=,; echo "${runtimes[*]}")
+        export EDGETENSOR_TEST_REQUIRE_INFER
+        # Every lane release has unixfdsink/src, GstTensorMeta and the analytics library: the
+        # unixfd-neighbour and cross-process meta tests (tests/gst) fail rather than skip here.
+        export EDGETENSOR_TEST_REQUIRE_GST126=1
+        t0=$SECONDS c0=$(cpu_seconds)
+        setup "$dir" -Dbuildtype=debugoptimized -Dwerror=true -Db_sanitize=none -Dtests=auto \
+            -Dbenchmarks=auto -Dvm_lane=disabled "${runtime_opts[@]}"
+        log "compat $version: configured and built in $((SECONDS - t0)) s (CPU $(($(cpu_seconds) - c0)) s)"
+        t0=$SECONDS c0=$(cpu_seconds)
+        rc=0
+        run_tests "$dir" || rc=$?
+        log "compat $version: tests ran in $((SECONDS - t0)) s (CPU $(($(cpu_seconds) - c0)) s)"
+        exit $rc
+        ;;
+    *)
+        sed -n '4,26p' "$0" >&2
+        exit 2
+        ;;
+    esac
+}
+
+# One line, read whole before it runs: editing this file under a running lane is safe.
+main "$@"; exit $?

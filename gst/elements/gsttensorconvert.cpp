@@ -53,14 +53,18 @@
 
 #include "frame_check.hpp"
 #include "glib_raii.hpp"
+#include "import_cache.hpp"
 #include "internal.hpp"
+#include "pool_acquire.hpp"
 #include "tensorconvert_caps.hpp"
 #include "tensorconvert_colorimetry.hpp"
+#include "tensorconvert_frame.hpp"
 #include "tensorconvert_input.hpp"
 #include "tensorconvert_pool.hpp"
 #include "tensorconvert_properties.hpp"
 #include "tensorconvert_settings.hpp"
 #include "tensorconvert_stats.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -71,7 +75,6 @@
 #include <edgetensor/convert.hpp>
 
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -105,7 +108,7 @@ struct Streaming {
     // Imported input (DMA-BUF, memfd) resolved to the same tensor every time its buffer comes
     // back; created at start, re-keyed by set_caps, freed at stop.
     ImportCachePtr cache;
-    GstVideoInfo in_info{};
+    eg::StreamLayoutPtr in; // the input caps, parsed once (the cache reads the same snapshot)
     cs::OutputCaps out;
     guint64 frames = 0;
     // Recorded in every output meta: the output values' and the applied (source) colorimetry.
@@ -156,49 +159,44 @@ Settings settings_snapshot(GstTensorConvert* self)
 GstCaps* gst_tensor_convert_transform_caps(GstBaseTransform* trans, GstPadDirection direction,
                                            GstCaps* caps, GstCaps* filter)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        return cs::transform_caps(trans, settings_snapshot(self), direction, caps, filter);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "transform_caps failed: %s", e.what());
-    }
-    return gst_caps_new_empty();
+    return eg::guarded(trans, "transform_caps", gst_caps_new_empty, [&] {
+        return cs::transform_caps(trans, settings_snapshot(GST_TENSOR_CONVERT(trans)), direction,
+                                  caps, filter);
+    });
 }
 
 GstCaps* gst_tensor_convert_fixate_caps(GstBaseTransform* trans, GstPadDirection direction,
                                         GstCaps* caps, GstCaps* othercaps)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    std::optional<Settings> s;
-    try {
-        s = settings_snapshot(self);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "fixate_caps failed: %s", e.what());
-        return gst_caps_fixate(othercaps);
+    // cs::fixate_caps throws only before it takes othercaps.
+    return eg::guarded(
+        trans, "fixate_caps", [othercaps] { return gst_caps_fixate(othercaps); },
+        [&] {
+            return cs::fixate_caps(trans, settings_snapshot(GST_TENSOR_CONVERT(trans)), direction,
+                                   caps, othercaps);
+        });
+}
+
+// Whether `event` may go on (the event stays ours either way).
+bool accept_sink_event(GstTensorConvert* self, GstEvent* event)
+{
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        if (state_of(self).streaming.cache)
+            gst_edge_tensor_import_cache_clear(state_of(self).streaming.cache.get(), "flush-stop");
     }
-    return cs::fixate_caps(trans, *s, direction, caps, othercaps);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+        GstCaps* caps = nullptr;
+        gst_event_parse_caps(event, &caps);
+        return cs::check_downstream(GST_BASE_TRANSFORM(self), settings_snapshot(self), caps);
+    }
+    return true;
 }
 
 gboolean gst_tensor_convert_sink_event(GstBaseTransform* trans, GstEvent* event)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            if (state_of(self).streaming.cache)
-                gst_edge_tensor_import_cache_clear(state_of(self).streaming.cache.get(),
-                                                   "flush-stop");
-        }
-        if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
-            GstCaps* caps = nullptr;
-            gst_event_parse_caps(event, &caps);
-            if (!cs::check_downstream(trans, settings_snapshot(self), caps)) {
-                gst_event_unref(event);
-                return FALSE;
-            }
-        }
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
+    if (!eg::guarded(trans, "sink_event", false,
+                     [&] { return accept_sink_event(GST_TENSOR_CONVERT(trans), event); })) {
         gst_event_unref(event);
         return FALSE;
     }
@@ -249,8 +247,7 @@ void log_conversion(GstTensorConvert* self, const cs::InputCaps& in, const et::C
 // Makes `st` the streaming state for `incaps`, carrying over what outlives a caps change (the
 // frame count and counters, the import cache re-keyed, the colorimetry assumption warned
 // about). True when `assumed` is one not warned about yet since start.
-bool install_streaming(GstTensorConvert* self, Streaming st, GstCaps* incaps,
-                       const std::string& assumed)
+bool install_streaming(GstTensorConvert* self, Streaming st, const std::string& assumed)
 {
     std::lock_guard<std::mutex> lock(state_of(self).mu);
     Streaming& old = state_of(self).streaming;
@@ -261,8 +258,7 @@ bool install_streaming(GstTensorConvert* self, Streaming st, GstCaps* incaps,
         st.warned_colorimetry = assumed;
     st.counters = cs::carry_over(old.counters, old.converter ? &*old.converter : nullptr);
     st.cache = std::move(old.cache);
-    if (st.cache && !gst_edge_tensor_import_cache_set_caps(st.cache.get(), incaps))
-        GST_DEBUG_OBJECT(self, "input caps not importable: frames are mapped instead");
+    eg::import_cache_set_layout(st.cache.get(), st.in);
     old = std::move(st);
     return warn;
 }
@@ -279,7 +275,7 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     if (!conv)
         return FALSE;
     Streaming st;
-    st.in_info = in.info;
+    st.in = in.layout;
     if (!cs::check_output_caps(GST_ELEMENT(self), s, *conv, outcaps, &st.out))
         return FALSE;
     log_conversion(self, in, *conv);
@@ -287,7 +283,7 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     st.converter = std::move(conv);
     st.out_colorimetry = in.colorimetry.output.pack();
     st.applied_colorimetry = in.colorimetry.applied.pack();
-    const bool warn = install_streaming(self, std::move(st), incaps, in.assumed);
+    const bool warn = install_streaming(self, std::move(st), in.assumed);
     cs::publish_report(GST_ELEMENT(self), &state_of(self).report, g);
     if (warn)
         cs::warn_assumed_colorimetry(GST_ELEMENT(self), in, incaps);
@@ -296,14 +292,8 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
 
 gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* outcaps)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        return set_caps_impl(self, incaps, outcaps);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot configure the conversion."),
-                          ("%s", e.what()));
-    }
-    return FALSE;
+    return eg::guarded(trans, "set_caps", FALSE,
+                       [&] { return set_caps_impl(GST_TENSOR_CONVERT(trans), incaps, outcaps); });
 }
 
 // The output meta says what the values are and what the conversion applied (the pool's meta
@@ -340,122 +330,39 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         return GST_FLOW_NOT_NEGOTIATED;
     }
     st.counters.consecutive_drops = 0; // the frame matched the caps (checked by the caller)
-
-    // Foreign fd memory (a camera's DMA-BUFs, a memfd) goes through the import cache, so the
-    // source is the same tensor, with the same identity, whenever its buffer comes back, and
-    // the converter reads it as a tensor. Our own pool's memory already is a tensor, system
-    // memory has no fd: both are mapped below, as is anything the tensor path refuses.
-    // The GL backend imports tensors (an EGLImage per buffer, kept across frames), so with it
-    // our own pool's memory takes the tensor path too.
-    GstMemory* first = gst_buffer_n_memory(inbuf) > 0 ? gst_buffer_peek_memory(inbuf, 0) : nullptr;
-    const bool gl = st.converter->compute() == et::ConvertCompute::Gl;
-    const bool ours = first && gst_is_edge_tensor_memory(first);
-    if (first && ((st.cache && gst_is_fd_memory(first) && !ours) || (gl && ours))) {
-        GstEdgeTensorImportResult res = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
-        auto src_tensor =
-            ours ? eg::tensor_from_buffer(inbuf) : eg::import_tensor(st.cache.get(), inbuf, &res);
-        auto dst_tensor = eg::tensor_from_buffer(outbuf);
-        if (src_tensor && src_tensor->is_image() && dst_tensor) {
-            auto r = st.converter->run(*src_tensor, *dst_tensor);
-            if (r) {
-                st.frames++;
-                record_colorimetry(st, outbuf);
-                return GST_FLOW_OK;
-            }
-            GST_DEBUG_OBJECT(self, "tensor path refused (%s): mapping the frame instead",
-                             r.error().message().c_str());
-        } else {
-            GST_LOG_OBJECT(self, "input not imported as an image (result %d): mapping it", res);
-        }
-    }
-    GstVideoFrame in;
-    if (!gst_video_frame_map(&in, &st.in_info, inbuf, GST_MAP_READ)) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ,
-                          ("Cannot map the input frame%s.", eg::take_map_failure().c_str()),
-                          ("gst_video_frame_map failed on %" GST_PTR_FORMAT
-                           " (its size or GstVideoMeta does not match the caps)",
-                           inbuf));
-        return GST_FLOW_ERROR;
-    }
-    et::SourceFrame src;
-    if (eg::frame_is_bottom_up(&in)) {
-        GST_LOG_OBJECT(self, "bottom-up frame: converting a top-down copy");
-        cs::top_down_copy(&in, &st.in_info, &st.scratch, &src);
-    } else {
-        for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&in) && p < src.planes.size(); ++p)
-            src.planes[p] = {static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&in, p)),
-                             size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&in, p))};
-    }
-
-    et::Result<void> r;
-    if (st.out.video) {
-        GstVideoFrame out;
-        if (!gst_video_frame_map(&out, &st.out.info, outbuf, GST_MAP_WRITE)) {
-            gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
-                              ("Cannot map the output frame%s.", eg::take_map_failure().c_str()),
-                              ("gst_video_frame_map failed on %" GST_PTR_FORMAT, outbuf));
-            return GST_FLOW_ERROR;
-        }
-        et::DestFrame dst{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0)),
-                          size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0)), 0};
-        r = st.converter->run(src, dst);
-        gst_video_frame_unmap(&out);
-    } else {
-        GstMapInfo map;
-        if (!gst_buffer_map(outbuf, &map, GST_MAP_WRITE)) {
-            gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE,
-                              ("Cannot map the output tensor%s.", eg::take_map_failure().c_str()),
-                              ("gst_buffer_map failed on %" GST_PTR_FORMAT, outbuf));
-            return GST_FLOW_ERROR;
-        }
-        if (map.size < st.out.bytes) {
-            gst_buffer_unmap(outbuf, &map);
-            gst_video_frame_unmap(&in);
-            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("The output buffer is too small."),
-                              ("%zu bytes, the tensor needs %zu", size_t(map.size), st.out.bytes));
-            return GST_FLOW_ERROR;
-        }
-        et::DestFrame dst{map.data, st.converter->min_row_stride(),
-                          st.converter->min_plane_stride()};
-        r = st.converter->run(src, dst);
-        gst_buffer_unmap(outbuf, &map);
-    }
-    gst_video_frame_unmap(&in);
-    if (!r) {
-        GST_ELEMENT_ERROR(
-            self, STREAM, FAILED, ("Conversion failed: %s", r.error().message().c_str()),
-            ("edgetensor error %s", std::string(et::error_code_name(r.error().code())).c_str()));
-        return GST_FLOW_ERROR;
+    const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
+    if (!cs::convert_tensors(GST_ELEMENT(self), job, inbuf, outbuf)) {
+        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, inbuf, outbuf);
+        if (ret != GST_FLOW_OK)
+            return ret;
     }
     st.frames++;
     record_colorimetry(st, outbuf);
     return GST_FLOW_OK;
 }
 
+// Every plane's first and last byte inside the mapped memory, before the engine (or
+// gst_video_frame_map, which checks only each plane's first byte) touches the frame.
+GstFlowReturn check_and_transform(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
+{
+    eg::StreamLayoutPtr in; // null before caps
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        if (state_of(self).streaming.converter)
+            in = state_of(self).streaming.in;
+    }
+    std::string why;
+    if (in && !eg::check_video_frame(inbuf, &in->vinfo, &why))
+        return drop_input(self, inbuf, why);
+    return transform_impl(self, inbuf, outbuf);
+}
+
 GstFlowReturn gst_tensor_convert_transform(GstBaseTransform* trans, GstBuffer* inbuf,
                                            GstBuffer* outbuf)
 {
-    auto* self = GST_TENSOR_CONVERT(trans);
-    try {
-        // Every plane's first and last byte inside the mapped memory, before the engine (or
-        // gst_video_frame_map, which checks only each plane's first byte) touches the frame.
-        GstVideoInfo info;
-        bool configured;
-        {
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            configured = state_of(self).streaming.converter.has_value();
-            info = state_of(self).streaming.in_info;
-        }
-        std::string why;
-        if (configured && !eg::check_video_frame(inbuf, &info, &why))
-            return drop_input(self, inbuf, why);
-        return transform_impl(self, inbuf, outbuf);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Conversion failed."), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(trans, "transform", GST_FLOW_ERROR, [&] {
+        return check_and_transform(GST_TENSOR_CONVERT(trans), inbuf, outbuf);
+    });
 }
 
 // The settings start() refuses: values that were refused when set, and a normalisation that
@@ -485,14 +392,16 @@ bool check_settings(GstTensorConvert* self)
 GstFlowReturn gst_tensor_convert_prepare_output_buffer(GstBaseTransform* trans, GstBuffer* inbuf,
                                                        GstBuffer** outbuf)
 {
-    return eg::prepare_output_from_pool(
-        trans, GST_BASE_TRANSFORM_CLASS(gst_tensor_convert_parent_class), inbuf, outbuf);
+    return eg::guarded(trans, "prepare_output_buffer", GST_FLOW_ERROR, [&] {
+        return eg::prepare_output_from_pool(
+            trans, GST_BASE_TRANSFORM_CLASS(gst_tensor_convert_parent_class), inbuf, outbuf);
+    });
 }
 
 gboolean gst_tensor_convert_start(GstBaseTransform* trans)
 {
     auto* self = GST_TENSOR_CONVERT(trans);
-    try {
+    return eg::guarded(self, "start", FALSE, [self]() -> gboolean {
         if (!check_settings(self))
             return FALSE;
         std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -500,16 +409,13 @@ gboolean gst_tensor_convert_start(GstBaseTransform* trans)
         state_of(self).streaming.cache.reset(
             gst_edge_tensor_import_cache_new(GST_EDGE_TENSOR_IMPORT_CACHE_DEFAULT_SIZE));
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
 {
     auto* self = GST_TENSOR_CONVERT(trans);
-    try {
+    return eg::guarded(self, "stop", FALSE, [self] {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         const Streaming& st = state_of(self).streaming;
         GST_DEBUG_OBJECT(self, "stopping after %" G_GUINT64_FORMAT " frames", st.frames);
@@ -517,10 +423,7 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
                       st.converter ? &*st.converter : nullptr);
         state_of(self).streaming = Streaming{};
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, STATE_CHANGE, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 // ---- GObject -------------------------------------------------------------------------------
@@ -528,14 +431,13 @@ gboolean gst_tensor_convert_stop(GstBaseTransform* trans)
 void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValue* value,
                                      GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_CONVERT(object);
-    cs::set_property(GST_ELEMENT(self), &state_of(self).settings, prop_id, value, pspec);
+    eg::guarded(object, "set_property", [&] {
+        cs::set_property(GST_ELEMENT(object), &state_of(object).settings, prop_id, value, pspec);
+    });
 }
 
-void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* value,
-                                     GParamSpec* pspec)
+void get_property_impl(GstTensorConvert* self, guint prop_id, GValue* value, GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_CONVERT(object);
     {
         // Streaming state: under mu, never with the object lock held.
         std::lock_guard<std::mutex> slock(state_of(self).mu);
@@ -546,7 +448,14 @@ void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* val
     }
     eg::ObjectLockGuard lock(self);
     if (!cs::get_property(state_of(self).settings, state_of(self).report, prop_id, value))
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
+}
+
+void gst_tensor_convert_get_property(GObject* object, guint prop_id, GValue* value,
+                                     GParamSpec* pspec)
+{
+    eg::guarded(object, "get_property",
+                [&] { get_property_impl(GST_TENSOR_CONVERT(object), prop_id, value, pspec); });
 }
 
 void gst_tensor_convert_finalize(GObject* object)

@@ -50,18 +50,19 @@
 #include "gsttensorimport.h"
 
 #include "copy_fallback.hpp"
+#include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "import_cache.hpp"
 #include "internal.hpp"
 #include "tensorimport_allocation.hpp"
 #include "tensorimport_frame.hpp"
 #include "tensorimport_properties.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
 #include <atomic>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -147,11 +148,7 @@ GType gst_tensor_import_copy_mode_get_type(void)
          "never"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorImportCopyMode", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorImportCopyMode", values);
 }
 
 namespace
@@ -162,11 +159,13 @@ State& state_of(gpointer self)
     return *GST_TENSOR_IMPORT(self)->state;
 }
 
-// The cache's figures plus the element's own.
+// The cache's figures plus the element's own; NULL out of memory.
 GstStructure* make_stats(GstTensorImport* self)
 {
     State& st = state_of(self);
     GstStructure* s = gst_edge_tensor_import_cache_get_stats(st.cache.get());
+    if (!s)
+        return nullptr;
     const guint64 copies = st.fallback.copies();
     const guint64 frames = st.frames.load();
     gst_structure_set(s, GST_EDGE_TENSOR_STATS_FRAMES, G_TYPE_UINT64, frames,
@@ -183,15 +182,18 @@ void gst_tensor_import_set_property(GObject* object, guint prop_id, const GValue
 {
     State& st = state_of(object);
     // cache-size applies at once: a smaller bound evicts the least recently used entries now.
-    if (eg::store_setting(object, ti::setting_fields(), st.settings, prop_id, value, pspec) &&
+    if (eg::guarded(object, "set_property", false,
+                    [&] {
+                        return eg::store_setting(object, ti::setting_fields(), st.settings, prop_id,
+                                                 value, pspec);
+                    }) &&
         prop_id == ti::PROP_CACHE_SIZE && st.cache)
         gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
-void gst_tensor_import_get_property(GObject* object, guint prop_id, GValue* value,
-                                    GParamSpec* pspec)
+void get_property_impl(GstTensorImport* self, guint prop_id, GValue* value, GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IMPORT(object);
+    GObject* object = G_OBJECT(self);
     State& st = state_of(self);
     if (eg::load_setting(object, ti::setting_fields(), st.settings, prop_id, value))
         return;
@@ -219,6 +221,13 @@ void gst_tensor_import_get_property(GObject* object, guint prop_id, GValue* valu
     }
 }
 
+void gst_tensor_import_get_property(GObject* object, guint prop_id, GValue* value,
+                                    GParamSpec* pspec)
+{
+    eg::guarded(object, "get_property",
+                [&] { get_property_impl(GST_TENSOR_IMPORT(object), prop_id, value, pspec); });
+}
+
 void gst_tensor_import_finalize(GObject* object)
 {
     auto* self = GST_TENSOR_IMPORT(object);
@@ -229,9 +238,8 @@ void gst_tensor_import_finalize(GObject* object)
 
 // ---- GstBaseTransform ----------------------------------------------------------------------
 
-gboolean gst_tensor_import_start(GstBaseTransform* trans)
+gboolean start_impl(GstTensorImport* self)
 {
-    auto* self = GST_TENSOR_IMPORT(trans);
     State& st = state_of(self);
     if (!st.cache) {
         GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Cannot create the import cache."),
@@ -250,14 +258,22 @@ gboolean gst_tensor_import_start(GstBaseTransform* trans)
     return TRUE;
 }
 
+gboolean gst_tensor_import_start(GstBaseTransform* trans)
+{
+    return eg::guarded(trans, "start", FALSE,
+                       [trans] { return start_impl(GST_TENSOR_IMPORT(trans)); });
+}
+
 gboolean gst_tensor_import_stop(GstBaseTransform* trans)
 {
-    State& st = state_of(trans);
-    gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
-    st.fallback.retire_pool_unless(nullptr);
-    std::lock_guard<std::mutex> lock(st.mu);
-    st.layout.reset();
-    return TRUE;
+    return eg::guarded(trans, "stop", FALSE, [trans] {
+        State& st = state_of(trans);
+        gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
+        st.fallback.retire_pool_unless(nullptr);
+        std::lock_guard<std::mutex> lock(st.mu);
+        st.layout.reset();
+        return TRUE;
+    });
 }
 
 // The bytes pass untouched; other/tensors dimensions that differ only by rank padding
@@ -266,14 +282,17 @@ GstCaps* gst_tensor_import_transform_caps(GstBaseTransform* trans, GstPadDirecti
                                           GstCaps* filter)
 {
     GstCaps* out = gst_caps_copy(caps);
-    try {
+    const bool padded = eg::guarded(trans, "transform_caps", false, [out] {
         for (guint i = 0; i < gst_caps_get_size(out); ++i) {
             GstStructure* s = gst_caps_get_structure(out, i);
             if (gst_structure_has_name(s, eg::kTensorsMediaType))
                 eg::pad_dimensions_field(s);
         }
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(trans, "transform_caps failed: %s", e.what());
+        return true;
+    });
+    if (!padded) {
+        gst_caps_unref(out);
+        return gst_caps_new_empty();
     }
     if (filter) {
         GstCaps* tmp = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
@@ -288,7 +307,7 @@ gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, Gs
 {
     auto* self = GST_TENSOR_IMPORT(trans);
     State& st = state_of(self);
-    try {
+    return eg::guarded(trans, "set_caps", FALSE, [&]() -> gboolean {
         auto layout = eg::stream_layout_from_caps(incaps);
         eg::import_cache_set_layout(st.cache.get(), layout ? *layout : nullptr);
         if (!layout) {
@@ -304,10 +323,7 @@ gboolean gst_tensor_import_set_caps(GstBaseTransform* trans, GstCaps* incaps, Gs
         st.fallback.retire_pool_unless(incaps);
         GST_DEBUG_OBJECT(self, "importing %" GST_PTR_FORMAT, incaps);
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 gboolean gst_tensor_import_transform_meta(GstBaseTransform*, GstBuffer*, GstMeta* meta, GstBuffer*)
@@ -395,13 +411,8 @@ GstFlowReturn prepare_impl(GstTensorImport* self, GstBuffer* inbuf, GstBuffer** 
 GstFlowReturn gst_tensor_import_prepare_output_buffer(GstBaseTransform* trans, GstBuffer* inbuf,
                                                       GstBuffer** outbuf)
 {
-    auto* self = GST_TENSOR_IMPORT(trans);
-    try {
-        return prepare_impl(self, inbuf, outbuf);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(trans, "prepare_output_buffer", GST_FLOW_ERROR,
+                       [&] { return prepare_impl(GST_TENSOR_IMPORT(trans), inbuf, outbuf); });
 }
 
 GstFlowReturn gst_tensor_import_transform_ip(GstBaseTransform*, GstBuffer*)
@@ -416,13 +427,18 @@ gboolean gst_tensor_import_sink_event(GstBaseTransform* trans, GstEvent* event)
     case GST_EVENT_FLUSH_STOP:
         gst_edge_tensor_import_cache_clear(state_of(self).cache.get(), "flush-stop");
         break;
-    case GST_EVENT_EOS: {
-        GstStructure* s = make_stats(self);
-        eg::GCharPtr str(gst_structure_to_string(s));
-        GST_INFO_OBJECT(self, "%s", str.get());
-        gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
+    case GST_EVENT_EOS:
+        // The statistics are a courtesy: EOS goes on without them.
+        eg::guarded(self, "sink_event", [self] {
+            GstStructure* s = make_stats(self);
+            if (!s)
+                return;
+            eg::GCharPtr str(gst_structure_to_string(s));
+            GST_INFO_OBJECT(self, "%s", str.get());
+            gst_element_post_message(GST_ELEMENT(self),
+                                     gst_message_new_element(GST_OBJECT(self), s));
+        });
         break;
-    }
     default:
         break;
     }

@@ -50,6 +50,7 @@
 #include "gsttensoripcsink.h"
 
 #include "copy_fallback.hpp"
+#include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "ipc_server.hpp"
@@ -59,6 +60,7 @@
 #include "tensoripc_metas.hpp"
 #include "tensoripcsink_frame.hpp"
 #include "tensoripcsink_properties.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
@@ -67,7 +69,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <exception>
 #include <mutex>
 #include <span>
 #include <string>
@@ -246,11 +247,7 @@ GType gst_tensor_ipc_sink_copy_mode_get_type(void)
         {GST_TENSOR_IPC_SINK_COPY_NEVER, "Refuse memory without an fd (element error)", "never"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorIpcSinkCopyMode", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorIpcSinkCopyMode", values);
 }
 
 namespace
@@ -371,22 +368,23 @@ void gst_tensor_ipc_sink_set_property(GObject* object, guint prop_id, const GVal
                                       GParamSpec* pspec)
 {
     State& st = state_of(object);
-    if (prop_id == PROP_MAX_HELD_BYTES) {
-        const guint64 v = g_value_get_uint64(value);
-        {
-            eg::ObjectLockGuard lock(object);
-            st.settings.max_held_bytes = v;
+    eg::guarded(object, "set_property", [&] {
+        if (prop_id == PROP_MAX_HELD_BYTES) {
+            const guint64 v = g_value_get_uint64(value);
+            {
+                eg::ObjectLockGuard lock(object);
+                st.settings.max_held_bytes = v;
+            }
+            st.server.set_max_held_bytes(v);
+            return;
         }
-        st.server.set_max_held_bytes(v);
-        return;
-    }
-    if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
-        prop_id == PROP_MAX_PENDING)
-        st.server.set_max_pending(g_value_get_uint(value));
+        if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
+            prop_id == PROP_MAX_PENDING)
+            st.server.set_max_pending(g_value_get_uint(value));
+    });
 }
 
-void gst_tensor_ipc_sink_get_property(GObject* object, guint prop_id, GValue* value,
-                                      GParamSpec* pspec)
+void get_property_impl(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec)
 {
     State& st = state_of(object);
     if (eg::load_setting(object, setting_fields(), st.settings, prop_id, value))
@@ -419,6 +417,12 @@ void gst_tensor_ipc_sink_get_property(GObject* object, guint prop_id, GValue* va
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
     }
+}
+
+void gst_tensor_ipc_sink_get_property(GObject* object, guint prop_id, GValue* value,
+                                      GParamSpec* pspec)
+{
+    eg::guarded(object, "get_property", [&] { get_property_impl(object, prop_id, value, pspec); });
 }
 
 void gst_tensor_ipc_sink_finalize(GObject* object)
@@ -482,23 +486,20 @@ gboolean start_impl(GstTensorIpcSink* self)
 
 gboolean gst_tensor_ipc_sink_start(GstBaseSink* sink)
 {
-    auto* self = GST_TENSOR_IPC_SINK(sink);
-    try {
-        return start_impl(self);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    return eg::guarded(sink, "start", FALSE,
+                       [sink] { return start_impl(GST_TENSOR_IPC_SINK(sink)); });
 }
 
 gboolean gst_tensor_ipc_sink_stop(GstBaseSink* sink)
 {
-    State& st = state_of(sink);
-    st.server.stop();
-    st.fallback.retire_pool_unless(nullptr);
-    std::lock_guard<std::mutex> lock(st.mu);
-    st.streaming.layout.reset();
-    return TRUE;
+    return eg::guarded(sink, "stop", FALSE, [sink] {
+        State& st = state_of(sink);
+        st.server.stop();
+        st.fallback.retire_pool_unless(nullptr);
+        std::lock_guard<std::mutex> lock(st.mu);
+        st.streaming.layout.reset();
+        return TRUE;
+    });
 }
 
 gboolean gst_tensor_ipc_sink_unlock(GstBaseSink* sink)
@@ -517,7 +518,7 @@ gboolean gst_tensor_ipc_sink_set_caps(GstBaseSink* sink, GstCaps* caps)
 {
     auto* self = GST_TENSOR_IPC_SINK(sink);
     State& st = state_of(self);
-    try {
+    return eg::guarded(sink, "set_caps", FALSE, [&]() -> gboolean {
         auto layout = eg::stream_layout_from_caps(caps);
         if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse %" GST_PTR_FORMAT, caps),
@@ -538,50 +539,43 @@ gboolean gst_tensor_ipc_sink_set_caps(GstBaseSink* sink, GstCaps* caps)
         }
         st.server.set_caps(std::move(s));
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 gboolean gst_tensor_ipc_sink_propose_allocation(GstBaseSink* sink, GstQuery* query)
 {
-    auto* self = GST_TENSOR_IPC_SINK(sink);
-    try {
-        eg::propose_pool(GST_ELEMENT(self), query, pool_policy(PROPOSED_MIN_BUFFERS), {});
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
-    }
+    eg::guarded(sink, "propose_allocation", [&] {
+        eg::propose_pool(GST_ELEMENT(sink), query, pool_policy(PROPOSED_MIN_BUFFERS), {});
+    });
     return TRUE;
 }
 
 GstFlowReturn gst_tensor_ipc_sink_render(GstBaseSink* sink, GstBuffer* buffer)
 {
-    auto* self = GST_TENSOR_IPC_SINK(sink);
-    try {
-        return render_impl(self, buffer);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(sink, "render", GST_FLOW_ERROR,
+                       [&] { return render_impl(GST_TENSOR_IPC_SINK(sink), buffer); });
+}
+
+// EOS to the receivers, and the statistics on the bus.
+void end_of_stream(GstTensorIpcSink* self)
+{
+    State& st = state_of(self);
+    st.server.send_eos();
+    const guint peak = st.server.peak_clients();
+    GstStructure* s = gst_structure_new(
+        "tensoripcsink-stats", "sent", G_TYPE_UINT64, st.server.sent(), "dropped", G_TYPE_UINT64,
+        st.server.dropped(), "copies", G_TYPE_UINT64, st.fallback.copies(), "clients", G_TYPE_UINT,
+        st.server.clients(), "peak-clients", G_TYPE_UINT, peak, "peak-held-bytes", G_TYPE_UINT64,
+        st.server.peak_held_bytes(), nullptr);
+    eg::GCharPtr str(gst_structure_to_string(s));
+    GST_INFO_OBJECT(self, "%s", str.get());
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
 gboolean gst_tensor_ipc_sink_event(GstBaseSink* sink, GstEvent* event)
 {
-    auto* self = GST_TENSOR_IPC_SINK(sink);
-    State& st = state_of(self);
-    if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
-        st.server.send_eos();
-        const guint peak = st.server.peak_clients();
-        GstStructure* s = gst_structure_new(
-            "tensoripcsink-stats", "sent", G_TYPE_UINT64, st.server.sent(), "dropped",
-            G_TYPE_UINT64, st.server.dropped(), "copies", G_TYPE_UINT64, st.fallback.copies(),
-            "clients", G_TYPE_UINT, st.server.clients(), "peak-clients", G_TYPE_UINT, peak,
-            "peak-held-bytes", G_TYPE_UINT64, st.server.peak_held_bytes(), nullptr);
-        eg::GCharPtr str(gst_structure_to_string(s));
-        GST_INFO_OBJECT(self, "%s", str.get());
-        gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
-    }
+    if (GST_EVENT_TYPE(event) == GST_EVENT_EOS)
+        eg::guarded(sink, "event", [sink] { end_of_stream(GST_TENSOR_IPC_SINK(sink)); });
     return GST_BASE_SINK_CLASS(gst_tensor_ipc_sink_parent_class)->event(sink, event);
 }
 

@@ -51,19 +51,20 @@
 #include "gsttensoripcsrc.h"
 
 #include "glib_raii.hpp"
+#include "import_cache.hpp"
 #include "internal.hpp"
 #include "ipc_receiver.hpp"
 #include "tensoripc_common.hpp"
 #include "tensoripc_metas.hpp"
 #include "tensoripcsrc_frame.hpp"
 #include "tensoripcsrc_properties.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
 #include <atomic>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -116,9 +117,8 @@ private:
 // What the element itself knows of the stream; the session (connection, greeting, accepted
 // caps_seq, counters) is the receiver's.
 struct Streaming {
-    eg::MiniObjectPtr<GstCaps> caps; ///< the sender's current caps
+    eg::StreamLayoutPtr layout; ///< the sender's current caps, read once
     bool caps_pushed = false;
-    FrameFormat format;
 };
 
 // One C++ state object per element: settings under the object lock; streaming state under
@@ -171,10 +171,13 @@ ipc::ReceiverConfig receiver_config(const Settings& s)
     return c;
 }
 
+// The cache's figures plus the receiver's; NULL out of memory.
 GstStructure* make_stats(GstTensorIpcSrc* self)
 {
     State& st = state_of(self);
     GstStructure* s = gst_edge_tensor_import_cache_get_stats(st.cache.get());
+    if (!s)
+        return nullptr;
     const ipc::ReceiverStats r = st.receiver.stats();
     gst_structure_set(s, "received", G_TYPE_UINT64, r.received, "rejected", G_TYPE_UINT64,
                       r.rejected, "last-rejection", G_TYPE_STRING, r.last_rejection.c_str(),
@@ -281,15 +284,12 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     auto sender = read_sender_caps(e.caps, templ.get());
     if (!sender)
         return reject(self, sender.error().message());
-    if (!gst_edge_tensor_import_cache_set_caps(st.cache.get(), sender->caps.get()))
-        return reject(self, "the import cache cannot use CAPS \"" + e.caps.substr(0, 200) + "\"");
+    eg::import_cache_set_layout(st.cache.get(), *sender);
     {
         std::lock_guard<std::mutex> lock(st.mu);
         Streaming& s = st.streaming;
-        s.caps_pushed =
-            s.caps && gst_caps_is_equal(s.caps.get(), sender->caps.get()) && s.caps_pushed;
-        s.caps = std::move(sender->caps);
-        s.format = sender->format;
+        s.caps_pushed = s.layout && s.layout->same_caps((*sender)->caps.get()) && s.caps_pushed;
+        s.layout = std::move(*sender);
     }
     st.receiver.accept_caps(e.caps_seq);
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
@@ -303,19 +303,19 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
 {
     State& st = state_of(self);
     ipc::Frame& f = e.frame;
-    eg::MiniObjectPtr<GstCaps> caps;
-    FrameFormat format;
+    eg::StreamLayoutPtr layout;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        caps.reset(st.streaming.caps ? gst_caps_ref(st.streaming.caps.get()) : nullptr);
-        format = st.streaming.format;
+        layout = st.streaming.layout;
     }
-    if (const std::string why = check_layout(format, f); !why.empty())
+    if (!layout)
+        return reject(self, "FRAME " + std::to_string(f.head.seq) + " before any CAPS");
+    if (const std::string why = check_layout(*layout, f); !why.empty())
         return reject(self, "FRAME " + std::to_string(f.head.seq) + ": " + why);
 
     std::string why_not;
     eg::MiniObjectPtr<GstBuffer> buf =
-        assemble_buffer(f, format, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
+        assemble_buffer(f, *layout, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
     if (!buf)
         return reject(self, why_not);
     std::string lacking;
@@ -353,13 +353,14 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
         push_caps = !st.streaming.caps_pushed;
         st.streaming.caps_pushed = true;
     }
-    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), caps.get())) {
+    GstCaps* caps = layout->caps.get();
+    if (push_caps && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
         {
             std::lock_guard<std::mutex> lock(st.mu);
             st.streaming.caps_pushed = false;
         }
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                          ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, caps.get()),
+                          ("Downstream refuses the sender's caps %" GST_PTR_FORMAT, caps),
                           (nullptr));
         return GST_FLOW_NOT_NEGOTIATED;
     }
@@ -408,36 +409,24 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
 void gst_tensor_ipc_src_set_property(GObject* object, guint prop_id, const GValue* value,
                                      GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SRC(object);
-    if (eg::refuse_unless_ready(GST_ELEMENT(self), pspec))
+    State& st = state_of(object);
+    if (!eg::guarded(object, "set_property", false, [&] {
+            return eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec);
+        }))
         return;
-    State& st = state_of(self);
-    bool known;
-    {
-        eg::ObjectLockGuard lock(self);
-        known = set_property(st.settings, prop_id, value);
-    }
-    if (!known) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-        return;
-    }
     // Outside the object lock: both take locks of their own.
     if (prop_id == PROP_IS_LIVE)
-        gst_base_src_set_live(GST_BASE_SRC(self), g_value_get_boolean(value));
+        gst_base_src_set_live(GST_BASE_SRC(object), g_value_get_boolean(value));
     if (prop_id == PROP_CACHE_SIZE && st.cache)
         gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), g_value_get_uint(value));
 }
 
-void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* value,
-                                     GParamSpec* pspec)
+void get_property_impl(GstTensorIpcSrc* self, guint prop_id, GValue* value, GParamSpec* pspec)
 {
-    auto* self = GST_TENSOR_IPC_SRC(object);
+    GObject* object = G_OBJECT(self);
     State& st = state_of(self);
-    {
-        eg::ObjectLockGuard lock(self);
-        if (get_property(st.settings, prop_id, value))
-            return;
-    }
+    if (eg::load_setting(object, setting_fields(), st.settings, prop_id, value))
+        return;
     switch (prop_id) {
     case PROP_RECEIVED:
         g_value_set_uint64(value, st.receiver.received());
@@ -455,6 +444,13 @@ void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* val
     }
 }
 
+void gst_tensor_ipc_src_get_property(GObject* object, guint prop_id, GValue* value,
+                                     GParamSpec* pspec)
+{
+    eg::guarded(object, "get_property",
+                [&] { get_property_impl(GST_TENSOR_IPC_SRC(object), prop_id, value, pspec); });
+}
+
 void gst_tensor_ipc_src_finalize(GObject* object)
 {
     auto* self = GST_TENSOR_IPC_SRC(object);
@@ -465,9 +461,8 @@ void gst_tensor_ipc_src_finalize(GObject* object)
 
 // ---- GstBaseSrc ----------------------------------------------------------------------------
 
-gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
+gboolean start_impl(GstTensorIpcSrc* self)
 {
-    auto* self = GST_TENSOR_IPC_SRC(src);
     State& st = state_of(self);
     if (!st.cache || !st.dmabuf_alloc || !st.fd_alloc) {
         GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Cannot create the import cache."),
@@ -488,9 +483,13 @@ gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
     return TRUE;
 }
 
-gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
+gboolean gst_tensor_ipc_src_start(GstBaseSrc* src)
 {
-    auto* self = GST_TENSOR_IPC_SRC(src);
+    return eg::guarded(src, "start", FALSE, [src] { return start_impl(GST_TENSOR_IPC_SRC(src)); });
+}
+
+gboolean stop_impl(GstTensorIpcSrc* self)
+{
     State& st = state_of(self);
     {
         std::lock_guard<std::mutex> lock(st.mu);
@@ -499,11 +498,17 @@ gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
     // Closes the socket; frames still downstream keep the Connection object, not the socket.
     st.receiver.stop();
     gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
-    GstStructure* s = make_stats(self);
-    eg::GCharPtr str(gst_structure_to_string(s));
-    GST_INFO_OBJECT(self, "%s", str.get());
-    gst_structure_free(s);
+    if (GstStructure* s = make_stats(self)) {
+        eg::GCharPtr str(gst_structure_to_string(s));
+        GST_INFO_OBJECT(self, "%s", str.get());
+        gst_structure_free(s);
+    }
     return TRUE;
+}
+
+gboolean gst_tensor_ipc_src_stop(GstBaseSrc* src)
+{
+    return eg::guarded(src, "stop", FALSE, [src] { return stop_impl(GST_TENSOR_IPC_SRC(src)); });
 }
 
 gboolean gst_tensor_ipc_src_unlock(GstBaseSrc* src)
@@ -525,23 +530,18 @@ gboolean gst_tensor_ipc_src_negotiate(GstBaseSrc* src)
     eg::MiniObjectPtr<GstCaps> caps;
     {
         std::lock_guard<std::mutex> lock(st.mu);
-        if (!st.streaming.caps || !st.streaming.caps_pushed)
+        if (!st.streaming.layout || !st.streaming.caps_pushed)
             return TRUE;
-        caps.reset(gst_caps_ref(st.streaming.caps.get()));
+        caps.reset(gst_caps_ref(st.streaming.layout->caps.get()));
     }
     return gst_base_src_set_caps(src, caps.get());
 }
 
 GstFlowReturn gst_tensor_ipc_src_create(GstPushSrc* psrc, GstBuffer** out)
 {
-    auto* self = GST_TENSOR_IPC_SRC(psrc);
     *out = nullptr;
-    try {
-        return create_impl(self, out);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(psrc, "create", GST_FLOW_ERROR,
+                       [&] { return create_impl(GST_TENSOR_IPC_SRC(psrc), out); });
 }
 
 } // namespace

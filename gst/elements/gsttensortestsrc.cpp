@@ -32,11 +32,14 @@
 
 #include "gsttensortestsrc.h"
 
+#include "enum_type.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "pool_acquire.hpp"
 #include "pool_negotiation.hpp"
 #include "testsrc_patterns.hpp"
 #include "testsrc_properties.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
@@ -111,11 +114,7 @@ GType gst_tensor_test_src_pattern_get_type(void)
          "frame-counter"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorTestSrcPattern", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorTestSrcPattern", values);
 }
 
 namespace
@@ -138,8 +137,11 @@ void gst_tensor_test_src_set_property(GObject* object, guint prop_id, const GVal
                                       GParamSpec* pspec)
 {
     // gst_base_src_set_live() takes the object lock itself: after store_setting() let it go.
-    if (eg::store_setting(object, ts::setting_fields(), state_of(object).settings, prop_id, value,
-                          pspec) &&
+    if (eg::guarded(object, "set_property", false,
+                    [&] {
+                        return eg::store_setting(object, ts::setting_fields(),
+                                                 state_of(object).settings, prop_id, value, pspec);
+                    }) &&
         prop_id == ts::PROP_IS_LIVE)
         gst_base_src_set_live(GST_BASE_SRC(object), g_value_get_boolean(value));
 }
@@ -147,8 +149,11 @@ void gst_tensor_test_src_set_property(GObject* object, guint prop_id, const GVal
 void gst_tensor_test_src_get_property(GObject* object, guint prop_id, GValue* value,
                                       GParamSpec* pspec)
 {
-    if (!eg::load_setting(object, ts::setting_fields(), state_of(object).settings, prop_id, value))
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    eg::guarded(object, "get_property", [&] {
+        if (!eg::load_setting(object, ts::setting_fields(), state_of(object).settings, prop_id,
+                              value))
+            G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+    });
 }
 
 void gst_tensor_test_src_finalize(GObject* object)
@@ -212,7 +217,7 @@ GstCaps* gst_tensor_test_src_fixate(GstBaseSrc* bsrc, GstCaps* caps)
 gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
 {
     auto* self = GST_TENSOR_TEST_SRC(bsrc);
-    try {
+    return eg::guarded(self, "set_caps", FALSE, [&]() -> gboolean {
         auto layout = eg::stream_layout_from_caps(caps);
         if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot produce %" GST_PTR_FORMAT, caps),
@@ -226,10 +231,7 @@ gboolean gst_tensor_test_src_set_caps(GstBaseSrc* bsrc, GstCaps* caps)
         st.fps_d = st.layout->fps_d;
         GST_DEBUG_OBJECT(self, "producing %" GST_PTR_FORMAT, caps);
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 // Downstream's edgetensor pool or ours, with the user's bounds and memory; shared memory in
@@ -254,13 +256,9 @@ gboolean decide_allocation_impl(GstTensorTestSrc* self, GstQuery* query)
 
 gboolean gst_tensor_test_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query)
 {
-    auto* self = GST_TENSOR_TEST_SRC(bsrc);
-    try {
-        return decide_allocation_impl(self, query);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, (nullptr), ("%s", e.what()));
-    }
-    return FALSE;
+    return eg::guarded(bsrc, "decide_allocation", FALSE, [&]() -> gboolean {
+        return decide_allocation_impl(GST_TENSOR_TEST_SRC(bsrc), query);
+    });
 }
 
 // Seeking as videotestsrc does: the segment's position picks the next frame (its number sets
@@ -296,10 +294,11 @@ GstFlowReturn gst_tensor_test_src_alloc(GstBaseSrc* bsrc, guint64 offset, guint 
 {
     const GstFlowReturn ret =
         GST_BASE_SRC_CLASS(gst_tensor_test_src_parent_class)->alloc(bsrc, offset, size, buffer);
-    if (ret == GST_FLOW_ERROR) {
-        eg::GstObjectPtr<GstBufferPool> pool(gst_base_src_get_buffer_pool(bsrc));
-        eg::post_acquire_error(GST_ELEMENT(bsrc), pool.get(), ret, "a frame");
-    }
+    if (ret == GST_FLOW_ERROR)
+        eg::guarded(bsrc, "alloc", [bsrc, ret] {
+            eg::GstObjectPtr<GstBufferPool> pool(gst_base_src_get_buffer_pool(bsrc));
+            eg::post_acquire_error(GST_ELEMENT(bsrc), pool.get(), ret, "a frame");
+        });
     return ret;
 }
 
@@ -337,13 +336,12 @@ void gst_tensor_test_src_get_times(GstBaseSrc* bsrc, GstBuffer* buffer, GstClock
 
 gboolean gst_tensor_test_src_query(GstBaseSrc* bsrc, GstQuery* query)
 {
-    auto* self = GST_TENSOR_TEST_SRC(bsrc);
     if (GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
         gint fps_n, fps_d;
         {
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            fps_n = state_of(self).streaming.fps_n;
-            fps_d = state_of(self).streaming.fps_d;
+            std::lock_guard<std::mutex> lock(state_of(bsrc).mu);
+            fps_n = state_of(bsrc).streaming.fps_n;
+            fps_d = state_of(bsrc).streaming.fps_d;
         }
         if (fps_n > 0) {
             const GstClockTime latency = gst_util_uint64_scale(GST_SECOND, fps_d, fps_n);
@@ -420,13 +418,8 @@ GstFlowReturn fill_impl(GstTensorTestSrc* self, GstBuffer* buffer)
 
 GstFlowReturn gst_tensor_test_src_fill(GstPushSrc* psrc, GstBuffer* buffer)
 {
-    auto* self = GST_TENSOR_TEST_SRC(psrc);
-    try {
-        return fill_impl(self, buffer);
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr), ("%s", e.what()));
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(psrc, "fill", GST_FLOW_ERROR,
+                       [&] { return fill_impl(GST_TENSOR_TEST_SRC(psrc), buffer); });
 }
 
 } // namespace

@@ -6,11 +6,11 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.hpp>
 
 #include <cstring>
-#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -258,22 +258,18 @@ GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirecti
 GstCaps* fixate_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
                      GstCaps* caps, GstCaps* othercaps)
 {
-    try {
-        if (direction == GST_PAD_SINK && gst_caps_is_fixed(caps)) {
-            // The exact output for this input (dimensions included), in downstream's order of
-            // preference.
-            GstCaps* ideal = transform_caps(self, s, GST_PAD_SINK, caps, nullptr);
-            GstCaps* best = gst_caps_intersect_full(othercaps, ideal, GST_CAPS_INTERSECT_FIRST);
-            gst_caps_unref(ideal);
-            if (!gst_caps_is_empty(best)) {
-                gst_caps_unref(othercaps);
-                othercaps = best;
-            } else {
-                gst_caps_unref(best);
-            }
+    if (direction == GST_PAD_SINK && gst_caps_is_fixed(caps)) {
+        // The exact output for this input (dimensions included), in downstream's order of
+        // preference. Only transform_caps() throws, before othercaps changes hands.
+        GstCaps* ideal = transform_caps(self, s, GST_PAD_SINK, caps, nullptr);
+        GstCaps* best = gst_caps_intersect_full(othercaps, ideal, GST_CAPS_INTERSECT_FIRST);
+        gst_caps_unref(ideal);
+        if (!gst_caps_is_empty(best)) {
+            gst_caps_unref(othercaps);
+            othercaps = best;
+        } else {
+            gst_caps_unref(best);
         }
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "fixate_caps failed: %s", e.what());
     }
     othercaps = gst_caps_fixate(othercaps);
     GST_DEBUG_OBJECT(self, "fixated to %" GST_PTR_FORMAT, othercaps);
@@ -324,18 +320,22 @@ bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps
 
 bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, InputCaps* in)
 {
-    if (!gst_video_info_from_caps(&in->info, incaps)) {
+    auto layout = stream_layout_from_caps(incaps);
+    if (!layout || !(*layout)->video) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse the input caps."),
-                          ("%" GST_PTR_FORMAT, incaps));
+                          ("%" GST_PTR_FORMAT "%s%s", incaps, layout ? "" : ": ",
+                           layout ? "" : layout.error().message().c_str()));
         return false;
     }
-    if (GST_VIDEO_INFO_INTERLACE_MODE(&in->info) != GST_VIDEO_INTERLACE_MODE_PROGRESSIVE) {
+    in->layout = std::move(*layout);
+    const GstVideoInfo& info = in->layout->vinfo;
+    if (GST_VIDEO_INFO_INTERLACE_MODE(&info) != GST_VIDEO_INTERLACE_MODE_PROGRESSIVE) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                           ("tensorconvert needs progressive video; deinterlace first."),
                           ("%" GST_PTR_FORMAT, incaps));
         return false;
     }
-    const GstVideoFormat vf = GST_VIDEO_INFO_FORMAT(&in->info);
+    const GstVideoFormat vf = GST_VIDEO_INFO_FORMAT(&info);
     const char* fmt_name = gst_video_format_to_string(vf);
     const auto src_format = convert_format_from_name(fmt_name ? fmt_name : "");
     if (!src_format) {
@@ -348,13 +348,13 @@ bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, Inpu
     // What the caps say, unspecified axes resolved with GStreamer's defaults for the frame
     // (warned about): the engine then guesses nothing, and the meta records it all.
     in->colorimetry = resolve_convert_colorimetry(
-        in->info, gst_structure_has_field(gst_caps_get_structure(incaps, 0), "colorimetry"),
+        info, in->layout->colorimetry_from_caps,
         s.format == GST_TENSOR_CONVERT_FORMAT_GRAY ? GST_VIDEO_FORMAT_GRAY8 : GST_VIDEO_FORMAT_RGB);
     in->assumed.clear();
     if (!in->colorimetry.assumed_axes.empty())
         in->assumed = colorimetry_gst_string(in->colorimetry.applied, vf);
-    in->facts = {*src_format, size_t(GST_VIDEO_INFO_WIDTH(&in->info)),
-                 size_t(GST_VIDEO_INFO_HEIGHT(&in->info)), in->colorimetry.applied};
+    in->facts = {*src_format, size_t(GST_VIDEO_INFO_WIDTH(&info)),
+                 size_t(GST_VIDEO_INFO_HEIGHT(&info)), in->colorimetry.applied};
     return true;
 }
 
@@ -373,13 +373,13 @@ bool check_output_caps(GstElement* self, const Settings& s, const Converter& con
                        OutputCaps* out)
 {
     const Shape shape = output_shape(s, conv.dst_width(), conv.dst_height());
-    const GstStructure* os = gst_caps_get_structure(outcaps, 0);
-    if (gst_structure_has_name(os, "video/x-raw")) {
-        GstVideoInfo out_info;
-        if (!gst_video_info_from_caps(&out_info, outcaps) ||
-            GST_VIDEO_INFO_FORMAT(&out_info) != output_video_format(s) ||
-            size_t(GST_VIDEO_INFO_WIDTH(&out_info)) != conv.dst_width() ||
-            size_t(GST_VIDEO_INFO_HEIGHT(&out_info)) != conv.dst_height()) {
+    const bool video = gst_structure_has_name(gst_caps_get_structure(outcaps, 0), "video/x-raw");
+    auto layout = stream_layout_from_caps(outcaps);
+    if (video) {
+        const GstVideoInfo* vi = layout ? &(*layout)->vinfo : nullptr;
+        if (!vi || GST_VIDEO_INFO_FORMAT(vi) != output_video_format(s) ||
+            size_t(GST_VIDEO_INFO_WIDTH(vi)) != conv.dst_width() ||
+            size_t(GST_VIDEO_INFO_HEIGHT(vi)) != conv.dst_height()) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                               ("Output caps %" GST_PTR_FORMAT " do not match %s (%zux%zu).",
                                outcaps, describe_settings(s).c_str(), conv.dst_width(),
@@ -387,17 +387,14 @@ bool check_output_caps(GstElement* self, const Settings& s, const Converter& con
                               (nullptr));
             return false;
         }
-        out->video = true;
-        out->info = out_info;
-        out->bytes = GST_VIDEO_INFO_SIZE(&out_info);
     } else {
-        auto tc = parse_tensor_caps(os);
-        if (!tc) {
+        if (!layout) {
             GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                              ("Invalid output caps: %s", tc.error().message().c_str()),
+                              ("Invalid output caps: %s", layout.error().message().c_str()),
                               ("%" GST_PTR_FORMAT, outcaps));
             return false;
         }
+        const TensorCaps* tc = &(*layout)->tensor;
         if (tc->dtype != output_dtype(s.dtype) || !shapes_equal_padded(tc->shape, shape)) {
             GST_ELEMENT_ERROR(
                 self, CORE, NEGOTIATION,
@@ -407,10 +404,14 @@ bool check_output_caps(GstElement* self, const Settings& s, const Converter& con
                 ("%" GST_PTR_FORMAT, outcaps));
             return false;
         }
-        out->bytes = dtype_size(output_dtype(s.dtype));
-        for (size_t d : shape)
-            out->bytes *= d;
     }
+    out->layout = std::move(*layout);
+    // Video: the caps' frame; a tensor: ours (the caps may spell it with rank padding).
+    out->bytes = dtype_size(output_dtype(s.dtype));
+    for (size_t d : shape)
+        out->bytes *= d;
+    if (video)
+        out->bytes = out->layout->frame_bytes;
     return true;
 }
 
@@ -419,21 +420,18 @@ gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCa
 {
     (void)caps;
     (void)size;
-    try {
+    return guarded(self, "transform_size", FALSE, [&]() -> gboolean {
         if (direction != GST_PAD_SINK)
             return FALSE; // the input size never follows from the output
-        auto layout = layout_from_caps(othercaps, 1, nullptr);
+        auto layout = stream_layout_from_caps(othercaps);
         if (!layout) {
             GST_DEBUG_OBJECT(self, "no size for %" GST_PTR_FORMAT ": %s", othercaps,
                              layout.error().message().c_str());
             return FALSE;
         }
-        *othersize = layout->size;
+        *othersize = (*layout)->frame_bytes;
         return TRUE;
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "transform_size failed: %s", e.what());
-    }
-    return FALSE;
+    });
 }
 
 } // namespace edgetensor::gst::tensorconvert

@@ -7,6 +7,7 @@
 
 #pragma once
 
+#include "stream_layout.hpp"
 #include "tensorconvert_colorimetry.hpp"
 #include "tensorconvert_settings.hpp"
 
@@ -39,12 +40,13 @@ GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirecti
                         GstCaps* caps, GstCaps* filter);
 
 /// The base class's fixate_caps: the exact output for a fixed input (dimensions included), in
-/// downstream's order of preference, then fixated. Takes `othercaps`; never throws.
+/// downstream's order of preference, then fixated. Takes `othercaps`; when it throws (out of
+/// memory), it has not taken it yet.
 GstCaps* fixate_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
                      GstCaps* caps, GstCaps* othercaps);
 
 /// The base class's transform_size: an output buffer's size follows from the output caps alone
-/// (never the input's from the output); exceptions caught.
+/// (never the input's from the output). Guarded (vfunc_guard.hpp).
 gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCaps* caps,
                         gsize size, GstCaps* othercaps, gsize* othersize);
 
@@ -54,7 +56,8 @@ bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps
 
 /// What the negotiated input caps say.
 struct InputCaps {
-    GstVideoInfo info{};
+    /// The caps parsed once: read per frame, and handed to the import cache.
+    StreamLayoutPtr layout;
     /// GStreamer's name of the frames' format ("NV12"), for messages.
     const char* format_name = "?";
     /// What the engine's configuration takes from the caps (engine_config()).
@@ -65,8 +68,9 @@ struct InputCaps {
     std::string assumed;
 };
 
-/// Reads `incaps` for a conversion under `s`: false after an element error when they cannot be
-/// parsed, are not progressive, or carry frames the engine cannot read.
+/// Reads `incaps` (stream_layout_from_caps(), the one parse) for a conversion under `s`: false
+/// after an element error when they cannot be parsed, are not progressive video, or carry
+/// frames the engine cannot read.
 bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, InputCaps* in);
 
 /// The element warning that the input's colorimetry was assumed (`in.assumed`); call it outside
@@ -75,8 +79,7 @@ void warn_assumed_colorimetry(GstElement* self, const InputCaps& in, GstCaps* in
 
 /// What the negotiated output caps say about the buffers transform() writes.
 struct OutputCaps {
-    bool video = false;
-    GstVideoInfo info{}; // when video
+    StreamLayoutPtr layout; ///< video/x-raw (its vinfo) or other/tensors
     size_t bytes = 0;
 };
 

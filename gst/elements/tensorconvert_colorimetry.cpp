@@ -77,18 +77,17 @@ std::optional<std::string> output_colorimetry_string(const GstStructure* in,
     if (labelled && !colorimetry)
         return std::nullopt; // a list or range: not decided yet
     // Only what the colorimetry depends on, so unfixed fields elsewhere (framerate) do not
-    // stop gst_video_info_from_caps().
-    GstCaps* caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, format, "width",
-                                        G_TYPE_INT, w, "height", G_TYPE_INT, h, nullptr);
+    // stop the caps from being read.
+    MiniObjectPtr<GstCaps> caps(gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, format,
+                                                    "width", G_TYPE_INT, w, "height", G_TYPE_INT, h,
+                                                    nullptr));
     if (labelled)
-        gst_caps_set_simple(caps, "colorimetry", G_TYPE_STRING, colorimetry, nullptr);
-    GstVideoInfo vi;
-    const bool ok = gst_video_info_from_caps(&vi, caps);
-    gst_caps_unref(caps);
-    if (!ok)
+        gst_caps_set_simple(caps.get(), "colorimetry", G_TYPE_STRING, colorimetry, nullptr);
+    auto layout = stream_layout_from_caps(caps.get());
+    if (!layout || !(*layout)->video)
         return std::nullopt;
-    return colorimetry_gst_string(resolve_convert_colorimetry(vi, labelled, out_format).output,
-                                  out_format);
+    return colorimetry_gst_string(
+        resolve_convert_colorimetry((*layout)->vinfo, labelled, out_format).output, out_format);
 }
 
 } // namespace edgetensor::gst

@@ -8,8 +8,7 @@
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "pool_negotiation.hpp"
-
-#include <exception>
+#include "vfunc_guard.hpp"
 
 GST_DEBUG_CATEGORY_EXTERN(gst_tensor_convert_debug);
 #define GST_CAT_DEFAULT gst_tensor_convert_debug
@@ -40,30 +39,23 @@ PoolPolicy input_policy()
 
 gboolean decide_allocation(GstBaseTransform* self, GstQuery* query)
 {
-    try {
+    return guarded(self, "decide_allocation", FALSE, [&]() -> gboolean {
         return decide_pool(GST_ELEMENT(self), query, output_policy(), "the output buffer pool")
                    ? TRUE
                    : FALSE;
-    } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Cannot set up output buffers."),
-                          ("%s", e.what()));
-    }
-    return FALSE;
+    });
 }
 
 gboolean propose_allocation(GstBaseTransform* self, GstQuery* decide_query, GstQuery* query)
 {
     (void)decide_query;
-    try {
-        // Frames are read through gst_video_frame_map(), which honours GstVideoMeta.
-        PoolProposal proposal;
-        proposal.video_meta_for_any_caps = true;
-        proposal.only_when_asked = true;
-        proposal.with_allocator = false;
-        propose_pool(GST_ELEMENT(self), query, input_policy(), proposal);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
-    }
+    // Frames are read through gst_video_frame_map(), which honours GstVideoMeta.
+    PoolProposal proposal;
+    proposal.video_meta_for_any_caps = true;
+    proposal.only_when_asked = true;
+    proposal.with_allocator = false;
+    guarded(self, "propose_allocation",
+            [&] { propose_pool(GST_ELEMENT(self), query, input_policy(), proposal); });
     return TRUE;
 }
 

@@ -6,7 +6,6 @@
 
 #include "glib_raii.hpp"
 
-#include <exception>
 #include <string>
 #include <utility>
 
@@ -131,7 +130,7 @@ void set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
 {
     if (refuse_unless_ready(self, pspec))
         return;
-    try {
+    { // What throws here stops at the element's set_property guard (vfunc_guard.hpp).
         // Parse outside the lock; GST_ELEMENT_WARNING must not run under it either.
         std::string why;
         std::vector<float> list;
@@ -203,8 +202,6 @@ void set_property(GstElement* self, Settings* settings, guint prop_id, const GVa
             G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec);
             break;
         }
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "cannot set %s: %s", pspec->name, e.what());
     }
 }
 

@@ -5,10 +5,10 @@
 #include "tensorimport_allocation.hpp"
 
 #include "internal.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 
-#include <exception>
 #include <vector>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_tensor_import_debug);
@@ -61,12 +61,8 @@ PoolPolicy pool_policy(guint min)
 
 gboolean propose_allocation(GstBaseTransform* self, GstQuery* decide_query, GstQuery* query)
 {
-    try {
-        return propose_allocation_impl(self, decide_query, query);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(self, "propose_allocation failed: %s", e.what());
-    }
-    return TRUE;
+    return guarded(self, "propose_allocation", TRUE,
+                   [&] { return propose_allocation_impl(self, decide_query, query); });
 }
 
 void propose_allocator_first(GstQuery* query)

@@ -40,39 +40,27 @@ void hold_release(GstMemory* mem, const std::shared_ptr<ipc::FrameRelease>& rele
                               new FrameReleasePtr(release), free_release);
 }
 
-Result<SenderCaps> read_sender_caps(const std::string& text, GstCaps* produced)
+Result<StreamLayoutPtr> read_sender_caps(const std::string& text, GstCaps* produced)
 {
     const std::string quoted = "\"" + text.substr(0, 200) + "\"";
-    SenderCaps out;
-    out.caps.reset(gst_caps_from_string(text.c_str()));
-    GstCaps* caps = out.caps.get();
-    if (!caps || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps))
+    MiniObjectPtr<GstCaps> caps(gst_caps_from_string(text.c_str()));
+    if (!caps || gst_caps_get_size(caps.get()) != 1 || !gst_caps_is_fixed(caps.get()))
         return refuse("CAPS " + quoted + " are not fixed caps");
-    if (!gst_caps_is_subset(caps, produced))
+    if (!gst_caps_is_subset(caps.get(), produced))
         return refuse("CAPS " + quoted + " are not caps this element produces");
-    const GstStructure* s = gst_caps_get_structure(caps, 0);
-    FrameFormat& f = out.format;
-    f.video = gst_structure_has_name(s, "video/x-raw");
-    gst_video_info_init(&f.vinfo);
-    if (f.video) {
-        if (!gst_video_info_from_caps(&f.vinfo, caps))
-            return refuse("cannot parse video CAPS " + quoted);
-        return out;
-    }
-    auto t = parse_tensor_caps(s);
-    if (!t)
-        return refuse("CAPS: " + t.error().message());
-    f.tensor = *t;
-    return out;
+    auto layout = stream_layout_from_caps(caps.get());
+    if (layout)
+        return layout;
+    if (gst_structure_has_name(gst_caps_get_structure(caps.get(), 0), "video/x-raw"))
+        return refuse("cannot parse video CAPS " + quoted);
+    return refuse("CAPS: " + layout.error().message());
 }
 
-std::string check_layout(const FrameFormat& s, const ipc::Frame& f)
+std::string check_layout(const StreamLayout& s, const ipc::Frame& f)
 {
     const guint64 total = f.total_size();
     if (!s.video) {
-        guint64 bytes = dtype_size(s.tensor.dtype);
-        for (size_t d : s.tensor.shape)
-            bytes *= d;
+        const guint64 bytes = s.frame_bytes;
         if (total < bytes)
             return "the frame has " + std::to_string(total) + " bytes, the caps need " +
                    std::to_string(bytes);
@@ -108,7 +96,7 @@ std::string check_layout(const FrameFormat& s, const ipc::Frame& f)
     return {};
 }
 
-MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const FrameFormat& format,
+MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const StreamLayout& stream,
                                          const std::shared_ptr<ipc::FrameRelease>& release,
                                          GstAllocator* dmabuf_alloc, GstAllocator* fd_alloc,
                                          std::string* why)
@@ -130,7 +118,7 @@ MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const FrameFormat& forma
         hold_release(mem, release);
         gst_buffer_append_memory(buf.get(), mem);
     }
-    if (format.video && f.head.n_planes > 0) {
+    if (stream.video && f.head.n_planes > 0) {
         gsize offsets[GST_VIDEO_MAX_PLANES] = {};
         gint strides[GST_VIDEO_MAX_PLANES] = {};
         for (guint p = 0; p < f.head.n_planes; ++p) {
@@ -138,8 +126,8 @@ MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const FrameFormat& forma
             strides[p] = f.head.plane_stride[p];
         }
         gst_buffer_add_video_meta_full(
-            buf.get(), GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&format.vinfo),
-            GST_VIDEO_INFO_WIDTH(&format.vinfo), GST_VIDEO_INFO_HEIGHT(&format.vinfo),
+            buf.get(), GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&stream.vinfo),
+            GST_VIDEO_INFO_WIDTH(&stream.vinfo), GST_VIDEO_INFO_HEIGHT(&stream.vinfo),
             f.head.n_planes, offsets, strides);
     }
     GST_BUFFER_PTS(buf.get()) = f.head.pts;

@@ -3,6 +3,7 @@
 // tensoripcsrc's properties and their enum types (tensoripcsrc_properties.hpp).
 
 #include "tensoripcsrc_properties.hpp"
+#include "enum_type.hpp"
 
 // The enum properties' value types (declared in gsttensoripcsrc.h, part of the element's API).
 
@@ -14,11 +15,7 @@ GType gst_tensor_ipc_src_on_disconnect_get_type(void)
         {GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR, "Post an element error", "error"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorIpcSrcOnDisconnect", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorIpcSrcOnDisconnect", values);
 }
 
 GType gst_tensor_ipc_src_on_invalid_get_type(void)
@@ -30,11 +27,7 @@ GType gst_tensor_ipc_src_on_invalid_get_type(void)
         {GST_TENSOR_IPC_SRC_ON_INVALID_ERROR, "Post an element error", "error"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstTensorIpcSrcOnInvalid", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstTensorIpcSrcOnInvalid", values);
 }
 
 namespace edgetensor::gst::tensoripcsrc
@@ -106,64 +99,18 @@ void install_properties(GObjectClass* klass)
                            GST_TYPE_STRUCTURE, ro));
 }
 
-bool set_property(Settings& s, guint prop_id, const GValue* value)
+std::span<const SettingField<Settings>> setting_fields()
 {
-    switch (prop_id) {
-    case PROP_SOCKET_PATH: {
-        const gchar* p = g_value_get_string(value);
-        s.socket_path = p ? p : "";
-        return true;
-    }
-    case PROP_TIMEOUT:
-        s.timeout = g_value_get_uint64(value);
-        return true;
-    case PROP_IS_LIVE:
-        s.is_live = g_value_get_boolean(value);
-        return true;
-    case PROP_ALLOWED_UID:
-        s.allowed_uid = g_value_get_int(value);
-        return true;
-    case PROP_ON_DISCONNECT:
-        s.on_disconnect = GstTensorIpcSrcOnDisconnect(g_value_get_enum(value));
-        return true;
-    case PROP_ON_INVALID:
-        s.on_invalid = GstTensorIpcSrcOnInvalid(g_value_get_enum(value));
-        return true;
-    case PROP_CACHE_SIZE:
-        s.cache_size = g_value_get_uint(value);
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool get_property(const Settings& s, guint prop_id, GValue* value)
-{
-    switch (prop_id) {
-    case PROP_SOCKET_PATH:
-        g_value_set_string(value, s.socket_path.empty() ? nullptr : s.socket_path.c_str());
-        return true;
-    case PROP_TIMEOUT:
-        g_value_set_uint64(value, s.timeout);
-        return true;
-    case PROP_IS_LIVE:
-        g_value_set_boolean(value, s.is_live);
-        return true;
-    case PROP_ALLOWED_UID:
-        g_value_set_int(value, s.allowed_uid);
-        return true;
-    case PROP_ON_DISCONNECT:
-        g_value_set_enum(value, s.on_disconnect);
-        return true;
-    case PROP_ON_INVALID:
-        g_value_set_enum(value, s.on_invalid);
-        return true;
-    case PROP_CACHE_SIZE:
-        g_value_set_uint(value, s.cache_size);
-        return true;
-    default:
-        return false;
-    }
+    static constexpr SettingField<Settings> kFields[] = {
+        setting_field<&Settings::socket_path>(PROP_SOCKET_PATH),
+        setting_field<&Settings::timeout>(PROP_TIMEOUT),
+        setting_field<&Settings::is_live>(PROP_IS_LIVE),
+        setting_field<&Settings::allowed_uid>(PROP_ALLOWED_UID),
+        setting_field<&Settings::on_disconnect>(PROP_ON_DISCONNECT),
+        setting_field<&Settings::on_invalid>(PROP_ON_INVALID),
+        setting_field<&Settings::cache_size>(PROP_CACHE_SIZE),
+    };
+    return kFields;
 }
 
 } // namespace edgetensor::gst::tensoripcsrc

@@ -8,10 +8,12 @@
 #pragma once
 
 #include "gsttensoripcsrc.h"
+#include "settings_table.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/gst.h>
 
+#include <span>
 #include <string>
 
 namespace edgetensor::gst::tensoripcsrc
@@ -53,12 +55,8 @@ struct Settings {
 /// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_STATS.
 void install_properties(GObjectClass* klass);
 
-/// Stores a writable property into `s`; call with the object lock held. False when `prop_id`
-/// is not a writable property.
-bool set_property(Settings& s, guint prop_id, const GValue* value);
-
-/// Reads a writable property from `s` into `value`; call with the object lock held. False when
-/// `prop_id` is not one (a counter, or unknown).
-bool get_property(const Settings& s, guint prop_id, GValue* value);
+/// Property id -> Settings member: the writable properties, for store_setting() and
+/// load_setting() (settings_table.hpp).
+std::span<const SettingField<Settings>> setting_fields();
 
 } // namespace edgetensor::gst::tensoripcsrc

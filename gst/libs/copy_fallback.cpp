@@ -145,7 +145,7 @@ CopyFallback::pool_for(GstElement* element, const StreamLayoutPtr& layout, GstFl
         }
     }
     retire_pool_unless(nullptr); // made for other caps
-    NegotiatedPool made = make_pool(element, layout->caps.get(), policy_.pool);
+    NegotiatedPool made = make_pool(element, layout, policy_.pool);
     if (!made) {
         GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
                           ("Cannot create a buffer pool to copy into."),

@@ -113,13 +113,4 @@ Result<FrameLayout> pooled_frame_layout(const StreamLayoutPtr& stream, size_t ro
     return out;
 }
 
-Result<FrameLayout> layout_from_caps(const GstCaps* caps, size_t row_align,
-                                     const GstVideoAlignment* align)
-{
-    auto stream = stream_layout_from_caps(caps);
-    if (!stream)
-        return unexpected(std::move(stream).error());
-    return pooled_frame_layout(*stream, row_align, align);
-}
-
 } // namespace edgetensor::gst

@@ -35,8 +35,4 @@ EDGETENSOR_GST_INTERNAL Result<FrameLayout> pooled_frame_layout(const StreamLayo
                                                                 size_t row_align,
                                                                 const GstVideoAlignment* align);
 
-/// pooled_frame_layout() of stream_layout_from_caps(`caps`): the caps' errors, then the pool's.
-EDGETENSOR_GST_INTERNAL Result<FrameLayout> layout_from_caps(const GstCaps* caps, size_t row_align,
-                                                             const GstVideoAlignment* align);
-
 } // namespace edgetensor::gst

@@ -3,6 +3,7 @@
 // Library initialisation, debug categories, the core-log bridge, enum types and the mappings
 // between GStreamer and edgetensor vocabularies (memory kinds, pixel formats, colorimetry).
 
+#include "enum_type.hpp"
 #include "internal.hpp"
 
 #include <edgetensor/log.hpp>
@@ -80,11 +81,7 @@ extern "C" GType gst_edge_tensor_memory_kind_get_type(void)
         {GST_EDGE_TENSOR_MEMORY_SYSTEM, "Process heap (no fd)", "system"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstEdgeTensorMemoryKind", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstEdgeTensorMemoryKind", values);
 }
 
 extern "C" GType gst_edge_tensor_cpu_access_get_type(void)
@@ -97,11 +94,7 @@ extern "C" GType gst_edge_tensor_cpu_access_get_type(void)
         {GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE, "The CPU reads and writes", "read-write"},
         {0, nullptr, nullptr},
     };
-    if (g_once_init_enter(&type)) {
-        GType t = g_enum_register_static("GstEdgeTensorCpuAccess", values);
-        g_once_init_leave(&type, t);
-    }
-    return GType(type);
+    return edgetensor::gst::enum_type(&type, "GstEdgeTensorCpuAccess", values);
 }
 
 namespace edgetensor::gst

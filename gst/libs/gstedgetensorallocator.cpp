@@ -9,6 +9,7 @@
 #include "glib_raii.hpp"
 #include "internal.hpp"
 #include "memory_tensor.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/allocators/allocators.h>
 
@@ -53,7 +54,7 @@ AllocatorPrivate* priv_of(GstAllocator* a)
 GstMemory* alloc_for_kind(GstAllocator* log_obj, GstAllocator* wrap_with,
                           GstEdgeTensorMemoryKind kind, gsize size, GstAllocationParams* params)
 {
-    try {
+    return edgetensor::gst::guarded(log_obj, "alloc", nullptr, [&]() -> GstMemory* {
         const gsize prefix = params ? params->prefix : 0;
         const gsize padding = params ? params->padding : 0;
         // Tensors start on a page boundary; anything stricter cannot be promised.
@@ -95,12 +96,7 @@ GstMemory* alloc_for_kind(GstAllocator* log_obj, GstAllocator* wrap_with,
                        size, std::string(edgetensor::memory_name(t->memory())).c_str(),
                        t->buffer_identity().id());
         return *mem;
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(log_obj, "allocation failed: %s", e.what());
-    } catch (...) {
-        GST_ERROR_OBJECT(log_obj, "allocation failed");
-    }
-    return nullptr;
+    });
 }
 
 } // namespace
@@ -220,13 +216,10 @@ void memory_tensor_free(gpointer data)
 {
     auto* mt = static_cast<MemoryTensor*>(data);
     mt->map.reset();
-    if (mt->on_release) {
-        try {
-            mt->on_release(std::move(mt->tensor));
-        } catch (...) {
-            GST_ERROR("a tensor release handler threw; the tensor is dropped");
-        }
-    }
+    // A GDestroyNotify of the memory's qdata: a release handler that throws drops the tensor.
+    if (mt->on_release)
+        guarded(nullptr, "the tensor release handler",
+                [mt] { mt->on_release(std::move(mt->tensor)); });
     delete mt;
 }
 
@@ -436,16 +429,12 @@ Result<GstMemory*> wrap_tensor(GstAllocator* allocator, const TensorDyn& tensor,
 
 std::optional<TensorDyn> tensor_from_memory(GstMemory* mem) noexcept
 {
-    try {
-        for (GstMemory* m = mem; m; m = m->parent) {
-            auto* mt = static_cast<MemoryTensor*>(
-                gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(m), memory_tensor_quark()));
-            if (mt)
-                return mt->tensor;
-        }
-    } catch (...) {
-    }
-    return std::nullopt;
+    // The copy shares the storage but copies the shape and strides.
+    return guarded(nullptr, __func__, std::nullopt, [mem]() -> std::optional<TensorDyn> {
+        if (const MemoryTensor* mt = peek_memory_tensor(mem))
+            return mt->tensor;
+        return std::nullopt;
+    });
 }
 
 std::optional<TensorDyn> tensor_from_buffer(GstBuffer* buffer) noexcept
@@ -550,7 +539,7 @@ extern "C" GstMemory* gst_edge_tensor_memory_import_hardware_buffer(GstAllocator
 {
     g_return_val_if_fail(allocator == nullptr || GST_IS_EDGE_TENSOR_ALLOCATOR(allocator), nullptr);
     g_return_val_if_fail(buffer != nullptr, nullptr);
-    try {
+    return edgetensor::gst::guarded(allocator, __func__, nullptr, [&]() -> GstMemory* {
         auto t = edgetensor::from_hardware_buffer(static_cast<AHardwareBuffer*>(buffer),
                                                   edgetensor::DType::U8, {1});
         if (t) {
@@ -571,10 +560,5 @@ extern "C" GstMemory* gst_edge_tensor_memory_import_hardware_buffer(GstAllocator
             return nullptr;
         }
         return *mem;
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(allocator, "importing an AHardwareBuffer failed: %s", e.what());
-    } catch (...) {
-        GST_ERROR_OBJECT(allocator, "importing an AHardwareBuffer failed");
-    }
-    return nullptr;
+    });
 }

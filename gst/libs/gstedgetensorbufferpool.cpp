@@ -10,6 +10,9 @@
 
 #include "glib_raii.hpp"
 #include "internal.hpp"
+#include "pool_acquire.hpp" // kPoolFailureQuark: the pool keeps its failures there
+#include "pool_config.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/video/gstvideopool.h>
 
@@ -36,19 +39,7 @@ using edgetensor::Result;
 using edgetensor::TensorDyn;
 namespace eg = edgetensor::gst;
 
-constexpr const char* kMemoryKindField = "edgetensor-memory-kind";
-constexpr const char* kCpuAccessField = "edgetensor-cpu-access";
-constexpr size_t kRowAlignment = GST_EDGE_TENSOR_ROW_ALIGNMENT;
-
-struct PoolConfig {
-    eg::FrameLayout layout;
-    GstEdgeTensorMemoryKind kind = GST_EDGE_TENSOR_MEMORY_AUTO;
-    CpuAccess access = CpuAccess::ReadWrite;
-    bool video_meta = false;
-    bool alignment = false;
-    GstVideoAlignment align{};
-    guint size = 0;
-};
+using eg::PoolConfig;
 
 // Outlives the pool for as long as a memory of it is alive (memories hold it weakly).
 struct PoolShared {
@@ -95,15 +86,6 @@ void record_failure(GstBufferPool* pool, const edgetensor::Error& e)
 PoolPrivate* priv_of(GstBufferPool* pool)
 {
     return static_cast<PoolPrivate*>(reinterpret_cast<GstEdgeTensorBufferPool*>(pool)->priv);
-}
-
-guint mask_up(guint mask)
-{
-    // A stride mask is 2^n - 1; round anything else up to the next such value.
-    guint m = 0;
-    while (m < mask)
-        m = (m << 1) | 1u;
-    return m;
 }
 
 Result<TensorDyn> make_tensor(const PoolConfig& cfg, const std::string& name, GstObject* pool)
@@ -174,145 +156,24 @@ static const gchar** gst_edge_tensor_buffer_pool_get_options(GstBufferPool*)
     return options;
 }
 
+// The config read (pool_config.cpp), then installed: new buffers follow it, and spares of the
+// previous one are not reused.
 static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
 {
     PoolPrivate* p = priv_of(pool);
-    GstCaps* caps = nullptr;
-    guint size = 0, min_buffers = 0, max_buffers = 0;
-    if (!gst_buffer_pool_config_get_params(config, &caps, &size, &min_buffers, &max_buffers)) {
-        GST_WARNING_OBJECT(pool, "invalid config: no size/min/max parameters");
+    eg::ReadConfig read = eg::read_pool_config(pool, config);
+    if (!read.config)
         return FALSE;
-    }
-    if (!caps) {
-        GST_WARNING_OBJECT(pool, "invalid config: no caps");
-        return FALSE;
-    }
-
-    bool corrected = false;
-    auto cfg = std::make_shared<PoolConfig>();
-
-    // Memory kind
-    const GstEdgeTensorMemoryKind asked =
-        gst_edge_tensor_buffer_pool_config_get_memory_kind(config);
-    GstEdgeTensorMemoryKind kind = eg::resolve_memory_kind(asked);
-    if (kind == GST_EDGE_TENSOR_MEMORY_DMA && !edgetensor::is_dma_available()) {
-        GST_WARNING_OBJECT(pool, "DMA-BUF memory was asked for but this host has no DMA-BUF "
-                                 "provider; correcting the config to shared memory");
-        kind = GST_EDGE_TENSOR_MEMORY_SHM;
-        gst_edge_tensor_buffer_pool_config_set_memory_kind(config, kind);
-        corrected = true;
-    }
-    cfg->kind = kind;
-    cfg->access = CpuAccess(gst_edge_tensor_buffer_pool_config_get_cpu_access(config));
-
-    // Options
-    cfg->video_meta = gst_buffer_pool_config_has_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    const bool want_align =
-        gst_buffer_pool_config_has_option(config, GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT);
-    gst_video_alignment_reset(&cfg->align);
-    if (want_align) {
-        if (!gst_buffer_pool_config_get_video_alignment(config, &cfg->align)) {
-            GST_WARNING_OBJECT(pool, "VIDEO_ALIGNMENT option without an alignment; using none");
-            gst_video_alignment_reset(&cfg->align);
-            gst_buffer_pool_config_set_video_alignment(config, &cfg->align);
-            corrected = true;
-        }
-        bool bad_mask = false;
-        for (guint i = 0; i < GST_VIDEO_MAX_PLANES; ++i) {
-            const guint m = mask_up(cfg->align.stride_align[i]);
-            bad_mask = bad_mask || m != cfg->align.stride_align[i];
-            cfg->align.stride_align[i] = m;
-        }
-        if (bad_mask) {
-            GST_WARNING_OBJECT(pool, "stride_align masks must be 2^n - 1; rounded up");
-            gst_buffer_pool_config_set_video_alignment(config, &cfg->align);
-            corrected = true;
-        }
-    }
-    // As in GstVideoBufferPool, alignment only means something to consumers of GstVideoMeta.
-    cfg->alignment = want_align && cfg->video_meta;
-    const size_t row_align =
-        (kind == GST_EDGE_TENSOR_MEMORY_DMA || cfg->alignment) ? kRowAlignment : 1;
-
-    auto layout = eg::layout_from_caps(caps, row_align, cfg->alignment ? &cfg->align : nullptr);
-    if (!layout) {
-        GST_WARNING_OBJECT(pool, "caps %" GST_PTR_FORMAT " refused: %s", caps,
-                           layout.error().message().c_str());
-        return FALSE;
-    }
-    cfg->layout = std::move(*layout);
-    if (cfg->layout.stream->video && cfg->layout.differs_from_default && !cfg->video_meta) {
-        GST_WARNING_OBJECT(pool, "64-byte-aligned DMA-BUF rows differ from GStreamer's default "
-                                 "layout; only GstVideoMeta can describe them: adding the "
-                                 "VIDEO_META option");
-        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-        corrected = true;
-    }
-    if (cfg->alignment) {
-        // Write back what the pool really applies (GstVideoBufferPool does the same).
-        GstVideoAlignment eff = cfg->align;
-        for (guint i = 0; i < GST_VIDEO_MAX_PLANES; ++i)
-            eff.stride_align[i] |= guint(kRowAlignment - 1);
-        cfg->align = eff;
-        gst_buffer_pool_config_set_video_alignment(config, &eff);
-    }
-
-    // Allocator
-    GstAllocator* allocator = nullptr;
-    GstAllocationParams params;
-    gst_buffer_pool_config_get_allocator(config, &allocator, &params);
-    eg::GstObjectPtr<GstAllocator> our_allocator;
-    if (allocator && GST_IS_EDGE_TENSOR_ALLOCATOR(allocator)) {
-        our_allocator.reset(GST_ALLOCATOR_CAST(gst_object_ref(allocator)));
-    } else {
-        our_allocator.reset(gst_edge_tensor_allocator_get());
-        if (!our_allocator) {
-            GST_ERROR_OBJECT(pool, "the edgetensor allocator is unavailable");
-            return FALSE;
-        }
-        if (allocator) {
-            GST_WARNING_OBJECT(pool, "allocator %s is not an edgetensor allocator; replaced",
-                               GST_OBJECT_NAME(allocator));
-            corrected = true;
-        }
-    }
-    if (params.prefix || params.padding || params.align > 4095) {
-        GST_WARNING_OBJECT(pool, "allocation prefix/padding are not supported and alignment is "
-                                 "at most a page; corrected");
-        params.prefix = 0;
-        params.padding = 0;
-        params.align = std::min<gsize>(params.align, 4095);
-        corrected = true;
-    }
-    gst_buffer_pool_config_set_allocator(config, our_allocator.get(), &params);
-
-    // Size and counts
-    if (size < cfg->layout.size) {
-        if (size != 0) {
-            GST_WARNING_OBJECT(pool, "size %u is smaller than one frame (%zu bytes); corrected",
-                               size, cfg->layout.size);
-            corrected = true;
-        }
-        size = guint(cfg->layout.size);
-    }
-    if (max_buffers != 0 && max_buffers < min_buffers) {
-        GST_WARNING_OBJECT(pool, "max-buffers %u is below min-buffers %u; corrected", max_buffers,
-                           min_buffers);
-        max_buffers = min_buffers;
-        corrected = true;
-    }
-    gst_buffer_pool_config_set_params(config, caps, size, min_buffers, max_buffers);
-    cfg->size = size;
-
     GST_DEBUG_OBJECT(pool,
                      "configured %" GST_PTR_FORMAT ": %s memory, %u bytes/frame, %u..%u buffers, "
                      "video meta %d, alignment %d",
-                     caps, eg::memory_kind_name(kind), size, min_buffers, max_buffers,
-                     cfg->video_meta, cfg->alignment);
+                     read.config->layout.stream->caps.get(),
+                     eg::memory_kind_name(read.config->kind), read.config->size, read.min_buffers,
+                     read.max_buffers, read.config->video_meta, read.config->alignment);
     {
         std::lock_guard<std::mutex> lock(p->mu);
-        p->config = std::move(cfg);
-        std::swap(p->allocator, our_allocator);
+        p->config = std::move(read.config);
+        std::swap(p->allocator, read.allocator);
     }
     {
         std::lock_guard<std::mutex> lock(p->shared->mu);
@@ -322,19 +183,12 @@ static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
     // way and, once configured, treats re-setting an equal config as a no-op that never reaches
     // this function, so the pool's state must already match the corrected config.
     const gboolean ok = parent_pool_class()->set_config(pool, config);
-    return corrected ? FALSE : ok;
+    return read.corrected ? FALSE : ok;
 }
 
 static gboolean gst_edge_tensor_buffer_pool_set_config(GstBufferPool* pool, GstStructure* config)
 {
-    try {
-        return set_config_impl(pool, config);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(pool, "set_config failed: %s", e.what());
-    } catch (...) {
-        GST_ERROR_OBJECT(pool, "set_config failed");
-    }
-    return FALSE;
+    return eg::guarded(pool, "set_config", FALSE, [&] { return set_config_impl(pool, config); });
 }
 
 static GstFlowReturn alloc_buffer_impl(GstBufferPool* pool, GstBuffer** buffer)
@@ -432,14 +286,8 @@ static GstFlowReturn gst_edge_tensor_buffer_pool_alloc_buffer(GstBufferPool* poo
                                                               GstBuffer** buffer,
                                                               GstBufferPoolAcquireParams*)
 {
-    try {
-        return alloc_buffer_impl(pool, buffer);
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(pool, "buffer allocation failed: %s", e.what());
-    } catch (...) {
-        GST_ERROR_OBJECT(pool, "buffer allocation failed");
-    }
-    return GST_FLOW_ERROR;
+    return eg::guarded(pool, "alloc_buffer", GST_FLOW_ERROR,
+                       [&] { return alloc_buffer_impl(pool, buffer); });
 }
 
 static GstFlowReturn gst_edge_tensor_buffer_pool_acquire_buffer(GstBufferPool* pool,
@@ -566,47 +414,6 @@ extern "C" GstBufferPool* gst_edge_tensor_buffer_pool_new(void)
     auto* pool = GST_BUFFER_POOL_CAST(g_object_new(GST_TYPE_EDGE_TENSOR_BUFFER_POOL, nullptr));
     gst_object_ref_sink(pool);
     return pool;
-}
-
-namespace
-{
-// An enum field of a pool config, `fallback` when it is missing.
-gint config_enum(GstStructure* config, const char* field, GType type, gint fallback)
-{
-    gint v = fallback;
-    return gst_structure_get_enum(config, field, type, &v) ? v : fallback;
-}
-} // namespace
-
-extern "C" void gst_edge_tensor_buffer_pool_config_set_memory_kind(GstStructure* config,
-                                                                   GstEdgeTensorMemoryKind kind)
-{
-    g_return_if_fail(config != nullptr);
-    gst_structure_set(config, kMemoryKindField, GST_TYPE_EDGE_TENSOR_MEMORY_KIND, kind, nullptr);
-}
-
-extern "C" GstEdgeTensorMemoryKind
-gst_edge_tensor_buffer_pool_config_get_memory_kind(GstStructure* config)
-{
-    g_return_val_if_fail(config != nullptr, GST_EDGE_TENSOR_MEMORY_AUTO);
-    return GstEdgeTensorMemoryKind(config_enum(
-        config, kMemoryKindField, GST_TYPE_EDGE_TENSOR_MEMORY_KIND, GST_EDGE_TENSOR_MEMORY_AUTO));
-}
-
-extern "C" void gst_edge_tensor_buffer_pool_config_set_cpu_access(GstStructure* config,
-                                                                  GstEdgeTensorCpuAccess access)
-{
-    g_return_if_fail(config != nullptr);
-    gst_structure_set(config, kCpuAccessField, GST_TYPE_EDGE_TENSOR_CPU_ACCESS, access, nullptr);
-}
-
-extern "C" GstEdgeTensorCpuAccess
-gst_edge_tensor_buffer_pool_config_get_cpu_access(GstStructure* config)
-{
-    g_return_val_if_fail(config != nullptr, GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE);
-    return GstEdgeTensorCpuAccess(config_enum(config, kCpuAccessField,
-                                              GST_TYPE_EDGE_TENSOR_CPU_ACCESS,
-                                              GST_EDGE_TENSOR_CPU_ACCESS_READ_WRITE));
 }
 
 extern "C" GstEdgeTensorMemoryKind gst_edge_tensor_buffer_pool_get_memory_kind(GstBufferPool* pool)

@@ -16,6 +16,7 @@
 #include "glib_raii.hpp"
 #include "import_cache.hpp"
 #include "internal.hpp"
+#include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/gstedgetensorimportcache.h>
 
@@ -124,28 +125,26 @@ struct _GstEdgeTensorImportCache {
     std::map<std::string, guint64> failures;
 
     // Entries leave the cache under the lock but die after it is released: dropping a tensor
-    // closes an fd and may unmap, and callers may hold other locks.
-    void evict_to(guint bound, std::vector<TensorDyn>& graveyard)
+    // closes an fd and may unmap, and callers may hold other locks. Moving list nodes to the
+    // graveyard allocates nothing, so neither can fail half-way.
+    void evict_to(guint bound, std::list<Entry>& graveyard) noexcept
     {
         while (lru.size() > bound) {
             Entry& e = lru.back();
             GST_DEBUG("evicting tensor %" G_GUINT64_FORMAT " (ino %" G_GUINT64_FORMAT ")",
                       e.tensor.buffer_identity().id(), e.key.planes[0].ino);
             index.erase(e.key);
-            graveyard.push_back(std::move(e.tensor));
-            lru.pop_back();
+            graveyard.splice(graveyard.end(), lru, std::prev(lru.end()));
             ++evictions;
         }
     }
 
-    void clear_locked(const char* reason, std::vector<TensorDyn>& graveyard)
+    void clear_locked(const char* reason, std::list<Entry>& graveyard) noexcept
     {
         if (lru.empty())
             return;
         GST_DEBUG("dropping %zu entries: %s", lru.size(), reason ? reason : "cleared");
-        for (Entry& e : lru)
-            graveyard.push_back(std::move(e.tensor));
-        lru.clear();
+        graveyard.splice(graveyard.end(), lru);
         index.clear();
         ++invalidations;
     }
@@ -204,7 +203,7 @@ struct Outcome {
 Outcome lookup_or_import(GstEdgeTensorImportCache* c, GstBuffer* buffer)
 {
     Outcome out;
-    std::vector<TensorDyn> graveyard;
+    std::list<Entry> graveyard;
     std::lock_guard<std::mutex> lock(c->mu);
     if (!c->layout) {
         out.why = "no caps were set on the import cache";
@@ -288,13 +287,11 @@ extern "C" GstEdgeTensorImportCache* gst_edge_tensor_import_cache_new(guint max_
     g_return_val_if_fail(max_entries >= 1 && max_entries <= GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE,
                          nullptr);
     init_debug();
-    try {
+    return eg::guarded(nullptr, __func__, nullptr, [max_entries] {
         auto* c = new GstEdgeTensorImportCache();
         c->max_entries = max_entries;
         return c;
-    } catch (...) {
-        return nullptr;
-    }
+    });
 }
 
 extern "C" void gst_edge_tensor_import_cache_free(GstEdgeTensorImportCache* cache)
@@ -307,7 +304,7 @@ extern "C" gboolean gst_edge_tensor_import_cache_set_caps(GstEdgeTensorImportCac
 {
     g_return_val_if_fail(cache != nullptr, FALSE);
     g_return_val_if_fail(GST_IS_CAPS(caps), FALSE);
-    try {
+    return eg::guarded(nullptr, __func__, FALSE, [&]() -> gboolean {
         {
             std::lock_guard<std::mutex> lock(cache->mu);
             if (cache->layout && cache->layout->same_caps(caps))
@@ -319,22 +316,15 @@ extern "C" gboolean gst_edge_tensor_import_cache_set_caps(GstEdgeTensorImportCac
                         layout.error().message().c_str());
         eg::import_cache_set_layout(cache, layout ? *layout : nullptr);
         return layout ? TRUE : FALSE;
-    } catch (const std::exception& e) {
-        GST_ERROR("import cache: set_caps failed: %s", e.what());
-    }
-    return FALSE;
+    });
 }
 
 extern "C" void gst_edge_tensor_import_cache_clear(GstEdgeTensorImportCache* cache,
                                                    const gchar* reason)
 {
     g_return_if_fail(cache != nullptr);
-    std::vector<TensorDyn> graveyard;
+    std::list<Entry> graveyard;
     std::lock_guard<std::mutex> lock(cache->mu);
-    try {
-        graveyard.reserve(cache->lru.size());
-    } catch (...) {
-    }
     cache->clear_locked(reason, graveyard);
 }
 
@@ -343,14 +333,10 @@ extern "C" void gst_edge_tensor_import_cache_set_max_entries(GstEdgeTensorImport
 {
     g_return_if_fail(cache != nullptr);
     g_return_if_fail(max_entries >= 1 && max_entries <= GST_EDGE_TENSOR_IMPORT_CACHE_MAX_SIZE);
-    std::vector<TensorDyn> graveyard;
+    std::list<Entry> graveyard;
     std::lock_guard<std::mutex> lock(cache->mu);
     cache->max_entries = max_entries;
-    try {
-        cache->evict_to(max_entries, graveyard);
-    } catch (...) {
-        GST_ERROR("import cache: eviction failed");
-    }
+    cache->evict_to(max_entries, graveyard);
 }
 
 extern "C" guint gst_edge_tensor_import_cache_get_max_entries(GstEdgeTensorImportCache* cache)
@@ -375,7 +361,11 @@ extern "C" gboolean gst_edge_tensor_import_cache_can_import(GstEdgeTensorImportC
 {
     g_return_val_if_fail(cache != nullptr, FALSE);
     g_return_val_if_fail(GST_IS_BUFFER(buffer), FALSE);
-    try {
+    const auto failed = [why](const char* what) {
+        set_why(why, what);
+        return FALSE;
+    };
+    return eg::guarded(nullptr, __func__, failed, [&]() -> gboolean {
         eg::StreamLayoutPtr layout;
         {
             std::lock_guard<std::mutex> lock(cache->mu);
@@ -390,10 +380,7 @@ extern "C" gboolean gst_edge_tensor_import_cache_can_import(GstEdgeTensorImportC
         if (cl.verdict != eg::PlanesVerdict::Ok)
             set_why(why, cl.why);
         return cl.verdict == eg::PlanesVerdict::Ok;
-    } catch (const std::exception& e) {
-        set_why(why, e.what());
-    }
-    return FALSE;
+    });
 }
 
 extern "C" GstEdgeTensorImportResult
@@ -402,17 +389,20 @@ gst_edge_tensor_import_cache_import(GstEdgeTensorImportCache* cache, GstBuffer* 
 {
     g_return_val_if_fail(cache != nullptr, GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE);
     g_return_val_if_fail(GST_IS_BUFFER(buffer), GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE);
-    try {
+    if (identity)
+        *identity = 0;
+    const auto failed = [why](const char* what) {
+        set_why(why, what);
+        return GST_EDGE_TENSOR_IMPORT_FAILED;
+    };
+    return eg::guarded(nullptr, __func__, failed, [&] {
         Outcome o = lookup_or_import(cache, buffer);
         if (identity)
             *identity = o.tensor ? o.tensor->buffer_identity().id() : 0;
         if (!o.tensor)
             set_why(why, o.why);
         return o.result;
-    } catch (const std::exception& e) {
-        set_why(why, std::string("import failed: ") + e.what());
-    }
-    return GST_EDGE_TENSOR_IMPORT_FAILED;
+    });
 }
 
 extern "C" GstEdgeTensorMeta*
@@ -424,7 +414,13 @@ gst_edge_tensor_import_cache_attach_meta(GstEdgeTensorImportCache* cache, GstBuf
     g_return_val_if_fail(cache != nullptr, nullptr);
     g_return_val_if_fail(GST_IS_BUFFER(buffer), nullptr);
     g_return_val_if_fail(gst_buffer_is_writable(buffer), nullptr);
-    try {
+    const auto failed = [why, result](const char* what) -> GstEdgeTensorMeta* {
+        set_why(why, what);
+        if (result)
+            *result = GST_EDGE_TENSOR_IMPORT_FAILED;
+        return nullptr;
+    };
+    return eg::guarded(nullptr, __func__, failed, [&]() -> GstEdgeTensorMeta* {
         Outcome o = lookup_or_import(cache, buffer);
         if (result)
             *result = o.result;
@@ -451,15 +447,14 @@ gst_edge_tensor_import_cache_attach_meta(GstEdgeTensorImportCache* cache, GstBuf
             m = old;
         }
         return m;
-    } catch (const std::exception& e) {
-        set_why(why, std::string("import failed: ") + e.what());
-    }
-    return nullptr;
+    });
 }
 
-extern "C" GstStructure* gst_edge_tensor_import_cache_get_stats(GstEdgeTensorImportCache* cache)
+namespace
 {
-    g_return_val_if_fail(cache != nullptr, nullptr);
+
+GstStructure* stats_of(GstEdgeTensorImportCache* cache)
+{
     std::vector<TensorDyn> tensors;
     GstStructure* s = gst_structure_new_empty(GST_EDGE_TENSOR_IMPORT_STATS_NAME);
     GstStructure* failures = gst_structure_new_empty(GST_EDGE_TENSOR_STATS_FAILURES);
@@ -500,6 +495,16 @@ extern "C" GstStructure* gst_edge_tensor_import_cache_get_stats(GstEdgeTensorImp
     }
     gst_structure_take_value(s, GST_EDGE_TENSOR_STATS_INODES, &inodes);
     return s;
+}
+
+} // namespace
+
+// Elements call it from get_property ("stats") and at EOS: it allocates (the inode list).
+// Out of memory it returns NULL, as for a NULL cache.
+extern "C" GstStructure* gst_edge_tensor_import_cache_get_stats(GstEdgeTensorImportCache* cache)
+{
+    g_return_val_if_fail(cache != nullptr, nullptr);
+    return eg::guarded(nullptr, __func__, nullptr, [cache] { return stats_of(cache); });
 }
 
 namespace
@@ -545,30 +550,27 @@ std::optional<TensorDyn> import_tensor(GstEdgeTensorImportCache* cache, GstBuffe
         *result = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
     if (!cache || !GST_IS_BUFFER(buffer))
         return std::nullopt;
-    try {
+    const auto failed = [result]() -> std::optional<TensorDyn> {
+        if (result)
+            *result = GST_EDGE_TENSOR_IMPORT_FAILED;
+        return std::nullopt;
+    };
+    return guarded(nullptr, __func__, failed, [&] {
         Outcome o = lookup_or_import(cache, buffer);
         if (result)
             *result = o.result;
         return std::move(o.tensor);
-    } catch (...) {
-        if (result)
-            *result = GST_EDGE_TENSOR_IMPORT_FAILED;
-    }
-    return std::nullopt;
+    });
 }
 
 void import_cache_set_layout(GstEdgeTensorImportCache* cache, StreamLayoutPtr layout) noexcept
 {
     if (!cache)
         return;
-    std::vector<TensorDyn> graveyard;
+    std::list<Entry> graveyard;
     std::lock_guard<std::mutex> lock(cache->mu);
     if (cache->layout && layout && cache->layout->same_caps(layout->caps.get()))
         return;
-    try {
-        graveyard.reserve(cache->lru.size());
-    } catch (...) {
-    }
     cache->clear_locked("caps changed", graveyard);
     cache->layout = std::move(layout);
 }

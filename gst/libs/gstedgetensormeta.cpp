@@ -4,6 +4,7 @@
 
 #include "gstedgetensormeta_serialize.hpp"
 #include "internal.hpp"
+#include "vfunc_guard.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -79,8 +80,8 @@ bool copy_shares_memory(GstBuffer* dest, GstBuffer* source, const GstEdgeTensorM
     return di && si && *di == *si;
 }
 
-gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer* source, GQuark type,
-                        gpointer data)
+gboolean meta_transform_impl(GstBuffer* dest, GstMeta* meta, GstBuffer* source, GQuark type,
+                             gpointer data)
 {
     auto* src = reinterpret_cast<GstEdgeTensorMeta*>(meta);
     if (!GST_META_TRANSFORM_IS_COPY(type))
@@ -111,6 +112,15 @@ gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer* source, GQuar
     else if (gst_is_fd_memory(mem))
         dst->desc.handle = gst_fd_memory_get_fd(mem);
     return TRUE;
+}
+
+// A meta that cannot be carried stays behind (TRUE), as one whose bytes the copy does not share.
+gboolean meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer* source, GQuark type,
+                        gpointer data)
+{
+    return edgetensor::gst::guarded(nullptr, "GstEdgeTensorMeta transform", TRUE, [&] {
+        return meta_transform_impl(dest, meta, source, type, data);
+    });
 }
 
 } // namespace
@@ -229,7 +239,7 @@ extern "C" GstEdgeTensorMeta* gst_buffer_add_edge_tensor_meta(GstBuffer* buffer,
 {
     g_return_val_if_fail(GST_IS_BUFFER(buffer), nullptr);
     g_return_val_if_fail(gst_buffer_is_writable(buffer), nullptr);
-    try {
+    return edgetensor::gst::guarded(nullptr, __func__, nullptr, [&]() -> GstEdgeTensorMeta* {
         if (gst_buffer_n_memory(buffer) == 0)
             return nullptr;
         GstMemory* mem = gst_buffer_peek_memory(buffer, 0);
@@ -253,10 +263,5 @@ extern "C" GstEdgeTensorMeta* gst_buffer_add_edge_tensor_meta(GstBuffer* buffer,
         }
         return edgetensor::gst::add_tensor_meta(buffer, *tensor, gst_edge_tensor_memory_get_fd(mem),
                                                 true, info, planes, colorimetry_from_caps != FALSE);
-    } catch (const std::exception& e) {
-        GST_ERROR("cannot describe the tensor of buffer %p: %s", buffer, e.what());
-    } catch (...) {
-        GST_ERROR("cannot describe the tensor of buffer %p", buffer);
-    }
-    return nullptr;
+    });
 }

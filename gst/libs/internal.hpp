@@ -11,7 +11,6 @@
 #include "frame_layout.hpp"
 #include "glib_raii.hpp"
 #include "memory_identity.hpp"
-#include "pool_acquire.hpp" // declared for the elements; defined in the plugin's element helpers
 #include "stream_layout.hpp"
 #include "tensor_caps.hpp"
 

@@ -10,6 +10,7 @@
 #include "memory_tensor.hpp"
 
 #include "internal.hpp"
+#include "vfunc_guard.hpp"
 
 #include <string>
 #include <utility>
@@ -67,7 +68,7 @@ gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
             return pm.map_full(mem, info, maxsize);
         return mem->allocator->mem_map(mem, maxsize, info->flags);
     }
-    try {
+    return guarded(mem->allocator, "map", nullptr, [&]() -> gpointer {
         auto map = mt->tensor.map_allocation(access_of(info->flags));
         if (!map) {
             GST_ERROR_OBJECT(mem->allocator, "cannot map the tensor behind memory %p: %s",
@@ -84,11 +85,7 @@ gpointer tensor_mem_map_full(GstMemory* mem, GstMapInfo* info, gsize maxsize)
         auto* held = new edgetensor::RawMap(std::move(*map));
         info->user_data[0] = held;
         return held->bytes();
-    } catch (const std::exception& e) {
-        GST_ERROR_OBJECT(mem->allocator, "mapping memory %p failed: %s", static_cast<void*>(mem),
-                         e.what());
-    }
-    return nullptr;
+    });
 }
 
 void tensor_mem_unmap_full(GstMemory* mem, GstMapInfo* info)

@@ -4,7 +4,9 @@
 
 #include "pool_negotiation.hpp"
 
+#include "frame_layout.hpp"
 #include "internal.hpp"
+#include "stream_layout.hpp"
 
 #include <gst/video/video.h>
 
@@ -18,37 +20,29 @@ namespace edgetensor::gst
 namespace
 {
 
-struct CapsFacts {
-    bool video = false;          ///< video/x-raw
-    bool meta_described = false; ///< video whose frames GstVideoMeta may describe (policy)
-};
-
-CapsFacts facts_of(GstCaps* caps, const PoolPolicy& policy)
+// Video whose frames GstVideoMeta may describe under `policy` (none when the caps could not be
+// read: not fixed, or no format the stream layout knows).
+bool meta_described(const StreamLayout* stream, const PoolPolicy& policy)
 {
-    CapsFacts f;
-    f.video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw");
-    const bool dmabuf =
-        gst_caps_features_contains(gst_caps_get_features(caps, 0), GST_CAPS_FEATURE_MEMORY_DMABUF);
-    f.meta_described = f.video && (policy.video_meta_on_dmabuf_caps || !dmabuf);
-    return f;
+    return stream && stream->video &&
+           (policy.video_meta_on_dmabuf_caps || stream->memory == StreamMemory::Any);
 }
 
 // DMA-BUF unless its 64-byte rows would differ from the default layout and nobody describes
 // them with GstVideoMeta.
-GstEdgeTensorMemoryKind memory_kind_for(GstElement* element, GstCaps* caps,
+GstEdgeTensorMemoryKind memory_kind_for(GstElement* element, const StreamLayoutPtr& stream,
                                         const PoolPolicy& policy, bool video_meta)
 {
     GstEdgeTensorMemoryKind kind = resolve_memory_kind(policy.memory);
     if (!video_meta && kind == GST_EDGE_TENSOR_MEMORY_DMA &&
-        policy.default_layout_unless_peer_reads_meta &&
-        gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
-        auto aligned = layout_from_caps(caps, GST_EDGE_TENSOR_ROW_ALIGNMENT, nullptr);
+        policy.default_layout_unless_peer_reads_meta && stream->video) {
+        auto aligned = pooled_frame_layout(stream, GST_EDGE_TENSOR_ROW_ALIGNMENT, nullptr);
         if (aligned && aligned->differs_from_default) {
             GST_INFO_OBJECT(element,
                             "the peer cannot read GstVideoMeta and 64-byte DMA-BUF rows differ "
                             "from the default layout of %" GST_PTR_FORMAT
                             ": using shared memory in the default layout",
-                            caps);
+                            stream->caps.get());
             kind = GST_EDGE_TENSOR_MEMORY_SHM;
         }
     }
@@ -70,19 +64,20 @@ void combine_bounds(const PoolPolicy& policy, guint* min, guint* max)
 
 } // namespace
 
-NegotiatedPool configure_pool(GstElement* element, GstCaps* caps, const PoolPolicy& policy,
-                              bool peer_reads_video_meta, guint min, guint max,
-                              GstBufferPool* reuse)
+NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream,
+                              const PoolPolicy& policy, bool peer_reads_video_meta, guint min,
+                              guint max, GstBufferPool* reuse)
 {
     NegotiatedPool out;
     out.pool.reset(reuse ? GST_BUFFER_POOL(gst_object_ref(reuse))
                          : gst_edge_tensor_buffer_pool_new());
-    const CapsFacts facts = facts_of(caps, policy);
-    const bool video_meta = facts.meta_described && (peer_reads_video_meta ||
-                                                     !policy.default_layout_unless_peer_reads_meta);
-    const GstEdgeTensorMemoryKind kind = memory_kind_for(element, caps, policy, video_meta);
+    const bool video_meta =
+        meta_described(stream.get(), policy) &&
+        (peer_reads_video_meta || !policy.default_layout_unless_peer_reads_meta);
+    const GstEdgeTensorMemoryKind kind = memory_kind_for(element, stream, policy, video_meta);
 
     GstStructure* config = gst_buffer_pool_get_config(out.pool.get());
+    GstCaps* caps = stream->caps.get();
     gst_buffer_pool_config_set_params(config, caps, 0, min, max);
     gst_edge_tensor_buffer_pool_config_set_memory_kind(config, kind);
     gst_edge_tensor_buffer_pool_config_set_cpu_access(config, policy.access);
@@ -107,9 +102,10 @@ NegotiatedPool configure_pool(GstElement* element, GstCaps* caps, const PoolPoli
     return out;
 }
 
-NegotiatedPool make_pool(GstElement* element, GstCaps* caps, const PoolPolicy& policy)
+NegotiatedPool make_pool(GstElement* element, const StreamLayoutPtr& stream,
+                         const PoolPolicy& policy)
 {
-    return configure_pool(element, caps, policy, false, policy.min_buffers, policy.max_buffers);
+    return configure_pool(element, stream, policy, false, policy.min_buffers, policy.max_buffers);
 }
 
 NegotiatedPool decide_pool(GstElement* element, GstQuery* query, const PoolPolicy& policy,
@@ -140,10 +136,14 @@ NegotiatedPool decide_pool(GstElement* element, GstQuery* query, const PoolPolic
     }
     combine_bounds(policy, &min, &max);
     const bool peer_meta = gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-    NegotiatedPool out = configure_pool(element, caps, policy, peer_meta, min, max, theirs.get());
+    auto stream = stream_layout_from_caps(caps);
+    NegotiatedPool out;
+    if (stream)
+        out = configure_pool(element, *stream, policy, peer_meta, min, max, theirs.get());
     if (!out) {
         GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS, ("Cannot configure %s.", what),
-                          ("%" GST_PTR_FORMAT " was refused", caps));
+                          ("%" GST_PTR_FORMAT " was refused%s%s", caps, stream ? "" : ": ",
+                           stream ? "" : stream.error().message().c_str()));
         return {};
     }
     GST_INFO_OBJECT(element, "%s %s: %s memory, %u bytes, %u..%u buffers", what,
@@ -165,11 +165,14 @@ void propose_pool(GstElement* element, GstQuery* query, const PoolPolicy& policy
     gst_query_parse_allocation(query, &caps, &need_pool);
     if (!caps)
         return;
-    const CapsFacts facts = facts_of(caps, policy);
-    if ((proposal.video_meta_for_any_caps || facts.meta_described) &&
+    // Read once here; caps the stream layout cannot read get no pool (the pool would refuse
+    // them).
+    const auto stream = stream_layout_from_caps(caps);
+    const bool described = meta_described(stream ? stream->get() : nullptr, policy);
+    if ((proposal.video_meta_for_any_caps || described) &&
         !gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr))
         gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-    if ((proposal.only_when_asked && !need_pool) || !gst_caps_is_fixed(caps))
+    if ((proposal.only_when_asked && !need_pool) || !stream)
         return;
 
     const guint n = gst_query_get_n_allocation_pools(query);
@@ -184,7 +187,7 @@ void propose_pool(GstElement* element, GstQuery* query, const PoolPolicy& policy
     }
     // The writer upstream has said nothing about GstVideoMeta: the policy decides whether the
     // pool relies on it.
-    NegotiatedPool made = make_pool(element, caps, policy);
+    NegotiatedPool made = make_pool(element, *stream, policy);
     if (!made)
         return;
     if (n > 0)

@@ -7,12 +7,14 @@
 // PoolPolicy. Element helpers, compiled into the plugin; not installed.
 //
 // Call sites: tensorconvert (decide_allocation, propose_allocation: tensorconvert_pool.cpp),
-// tensortestsrc (decide_allocation), tensorimport (propose_allocation, its copy pool),
-// tensoripcsink (propose_allocation, its copy pool). tensoripcsrc makes no pool.
+// tensortestsrc (decide_allocation), tensorimport (propose_allocation; its copy pool through
+// copy_fallback), tensoripcsink (propose_allocation; its copy pool through copy_fallback).
+// tensoripcsrc makes no pool. Caps are read here as stream layouts (stream_layout.hpp).
 
 #pragma once
 
 #include "glib_raii.hpp"
+#include "stream_layout.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/gst.h>
@@ -55,16 +57,18 @@ struct NegotiatedPool {
     explicit operator bool() const noexcept { return bool(pool); }
 };
 
-/// An inactive edgetensor pool for `caps` configured under `policy` with `min`..`max` buffers
-/// (`reuse`, when not null, is configured instead of a new pool). `peer_reads_video_meta`: the
-/// other side reads GstVideoMeta (see PoolPolicy). Corrections the pool asks for are accepted
-/// once. Empty, with a warning in `element`'s name, when the pool refuses `caps`.
-NegotiatedPool configure_pool(GstElement* element, GstCaps* caps, const PoolPolicy& policy,
-                              bool peer_reads_video_meta, guint min, guint max,
-                              GstBufferPool* reuse = nullptr);
+/// An inactive edgetensor pool for the stream `stream` (its caps) configured under `policy` with
+/// `min`..`max` buffers (`reuse`, when not null, is configured instead of a new pool).
+/// `peer_reads_video_meta`: the other side reads GstVideoMeta (see PoolPolicy). Corrections
+/// the pool asks for are accepted once. Empty, with a warning in `element`'s name, when the
+/// pool refuses the caps.
+NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream,
+                              const PoolPolicy& policy, bool peer_reads_video_meta, guint min,
+                              guint max, GstBufferPool* reuse = nullptr);
 
 /// configure_pool() with the policy's own bounds: the pool an element copies into.
-NegotiatedPool make_pool(GstElement* element, GstCaps* caps, const PoolPolicy& policy);
+NegotiatedPool make_pool(GstElement* element, const StreamLayoutPtr& stream,
+                         const PoolPolicy& policy);
 
 /// decide_allocation: downstream's first pool when it is an edgetensor pool, else a new one,
 /// configured for the query's caps with the bounds of both sides, put first in `query`.

@@ -36,9 +36,11 @@ template <typename T> void from_value(const GValue* v, T& out)
         out = T(g_value_get_enum(v));
     } else if constexpr (std::is_same_v<T, guint>) {
         out = g_value_get_uint(v);
+    } else if constexpr (std::is_same_v<T, guint64>) {
+        out = g_value_get_uint64(v);
     } else {
         static_assert(std::is_same_v<T, gint>,
-                      "a setting is a string, enum, guint, gint or gboolean");
+                      "a setting is a string, enum, guint, guint64, gint or gboolean");
         out = G_VALUE_HOLDS_BOOLEAN(v) ? g_value_get_boolean(v) : g_value_get_int(v);
     }
 }
@@ -51,6 +53,8 @@ template <typename T> void to_value(GValue* v, const T& in)
         g_value_set_enum(v, gint(in));
     } else if constexpr (std::is_same_v<T, guint>) {
         g_value_set_uint(v, in);
+    } else if constexpr (std::is_same_v<T, guint64>) {
+        g_value_set_uint64(v, in);
     } else if (G_VALUE_HOLDS_BOOLEAN(v)) {
         g_value_set_boolean(v, in);
     } else {

@@ -7,6 +7,7 @@
 
 #include "../gst/element_harness.hpp"
 #include "fault_util.hpp"
+#include "pool_acquire.hpp"
 #include "require.hpp"
 
 #include <gst/allocators/allocators.h>
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <string>
@@ -395,6 +397,80 @@ TEST_F(FaultGst, InterruptedSyncsAreRetriedOnTheTensorPath)
     EXPECT_EQ(injected(FaultPoint::DmaBufSync), 2u);
     EXPECT_GT(detail::fault_calls(FaultPoint::DmaBufSync), 2u);
     expect_same_footprint(before, "after the element");
+}
+
+// ---- exceptions at the GStreamer boundary (gst/libs/vfunc_guard.hpp) ------------------------
+
+// Skips unless the "throw" point is limited to the guards named `where`.
+#define ET_REQUIRE_THROW_AT(where)                                                                 \
+    do {                                                                                           \
+        const char* at = std::getenv("EDGETENSOR_FAULT_THROW_AT");                                 \
+        if (std::string(at ? at : "") != (where))                                                  \
+            GTEST_SKIP() << "needs EDGETENSOR_FAULT_THROW_AT=" << (where);                         \
+    } while (0)
+
+TEST_F(FaultGst, AnExceptionInTransformIsAnElementErrorNamingItAndThePipelineRunsAgain)
+{
+    ET_REQUIRE_FAULT("throw=ENOMEM@5*1");
+    ET_REQUIRE_THROW_AT("transform");
+    const Footprint before;
+    const PipelineRun r = run_chain();
+    EXPECT_FALSE(r.eos);
+    EXPECT_TRUE(contains(r.errors, "Out of memory in transform of tensorconvert")) << r.errors;
+    EXPECT_EQ(injected(FaultPoint::Throw), 1u) << "the sixth frame's transform threw";
+    expect_same_footprint(before, "after the failed pipeline");
+    const PipelineRun again = run_chain();
+    EXPECT_TRUE(again.eos) << again.errors;
+    expect_same_footprint(before, "after the second pipeline");
+}
+
+TEST_F(FaultGst, AnExceptionInTheStatsEntryLeavesTheStreamAlone)
+{
+    // tensorimport builds its statistics at EOS through gst_edge_tensor_import_cache_get_stats,
+    // which allocates: out of memory there it returns NULL, logged, and EOS goes on.
+    ET_REQUIRE_FAULT("throw=ENOMEM*1");
+    ET_REQUIRE_THROW_AT("gst_edge_tensor_import_cache_get_stats");
+    const Footprint before;
+    const PipelineRun r = run_chain();
+    EXPECT_TRUE(r.eos) << r.errors;
+    EXPECT_EQ(injected(FaultPoint::Throw), 1u);
+    expect_same_footprint(before, "after the pipeline");
+}
+
+TEST_F(FaultGst, AnExceptionInGetPropertyIsAnElementErrorAndTheValueStaysUnset)
+{
+    ET_REQUIRE_FAULT("throw=ENOMEM");
+    ET_REQUIRE_THROW_AT("get_property");
+    GstObjectPtr<GstElement> imp(gst_element_factory_make("tensorimport", "imp"));
+    ASSERT_TRUE(imp);
+    GstObjectPtr<GstBus> bus(gst_bus_new());
+    gst_element_set_bus(imp.get(), bus.get());
+    GstStructure* stats = nullptr;
+    g_object_get(imp.get(), "stats", &stats, nullptr);
+    EXPECT_EQ(stats, nullptr);
+    GstMessage* m = gst_bus_pop_filtered(bus.get(), GST_MESSAGE_ERROR);
+    ASSERT_TRUE(m);
+    GError* e = nullptr;
+    gst_message_parse_error(m, &e, nullptr);
+    EXPECT_STREQ(e->message, "Out of memory in get_property of imp.");
+    g_error_free(e);
+    gst_message_unref(m);
+    EXPECT_GE(injected(FaultPoint::Throw), 1u);
+    gst_element_set_bus(imp.get(), nullptr);
+}
+
+TEST_F(FaultGst, ExceptionsEverywhereEndThePipelineWithAnErrorNeverACrash)
+{
+    // Every guarded vfunc, property accessor and C entry throws: the pipeline does not start,
+    // says why, and leaves nothing behind.
+    ET_REQUIRE_FAULT("throw=ENOMEM");
+    ET_REQUIRE_THROW_AT("");
+    const Footprint before;
+    const PipelineRun r = run_chain();
+    EXPECT_FALSE(r.eos);
+    EXPECT_TRUE(contains(r.errors, "Out of memory in ")) << r.errors;
+    EXPECT_GE(injected(FaultPoint::Throw), 1u);
+    expect_same_footprint(before, "after the failed pipeline");
 }
 
 } // namespace

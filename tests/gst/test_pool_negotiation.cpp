@@ -273,7 +273,9 @@ TEST(PoolNegotiation, MakePoolHasThePolicysBoundsAndAnUnboundedPoolSaysWhy)
     p.max_buffers = 0;
     p.unbounded_because = "receivers bound it";
     CapsPtr caps = caps_from(kNv12);
-    NegotiatedPool made = gst::make_pool(e.get(), caps.get(), p);
+    auto stream = gst::stream_layout_from_caps(caps.get());
+    ASSERT_TRUE(stream);
+    NegotiatedPool made = gst::make_pool(e.get(), *stream, p);
     ASSERT_TRUE(made);
     EXPECT_EQ(made.min, 3u);
     EXPECT_EQ(made.max, 0u);

@@ -24,9 +24,18 @@ struct Settings {
     gint uid = -1;
     gboolean flag = FALSE;
     GstEdgeTensorMemoryKind kind = GST_EDGE_TENSOR_MEMORY_AUTO;
+    guint64 timeout = 0;
 };
 
-enum : guint { PROP_PATH = 1, PROP_COUNT, PROP_UID, PROP_FLAG, PROP_KIND, PROP_COUNTER };
+enum : guint {
+    PROP_PATH = 1,
+    PROP_COUNT,
+    PROP_UID,
+    PROP_FLAG,
+    PROP_KIND,
+    PROP_TIMEOUT,
+    PROP_COUNTER
+};
 
 std::span<const SettingField<Settings>> fields()
 {
@@ -36,6 +45,7 @@ std::span<const SettingField<Settings>> fields()
         gst::setting_field<&Settings::uid>(PROP_UID),
         gst::setting_field<&Settings::flag>(PROP_FLAG),
         gst::setting_field<&Settings::kind>(PROP_KIND),
+        gst::setting_field<&Settings::timeout>(PROP_TIMEOUT),
     };
     return kFields;
 }
@@ -74,6 +84,17 @@ TEST(SettingsTable, EveryKindOfValueReachesItsMemberAndComesBack)
     EXPECT_TRUE(g_value_get_boolean(&out_flag.v));
     EXPECT_EQ(g_value_get_int(&out_uid.v), 1000);
     EXPECT_EQ(g_value_get_enum(&out_kind.v), GST_EDGE_TENSOR_MEMORY_SHM);
+}
+
+TEST(SettingsTable, AGuint64KeepsAllItsBits)
+{
+    Settings s;
+    Value in(G_TYPE_UINT64), out(G_TYPE_UINT64);
+    g_value_set_uint64(&in.v, G_MAXUINT64 - 1);
+    ASSERT_TRUE(gst::set_setting(fields(), s, PROP_TIMEOUT, &in.v));
+    EXPECT_EQ(s.timeout, G_MAXUINT64 - 1);
+    ASSERT_TRUE(gst::get_setting(fields(), s, PROP_TIMEOUT, &out.v));
+    EXPECT_EQ(g_value_get_uint64(&out.v), G_MAXUINT64 - 1);
 }
 
 TEST(SettingsTable, AnEmptyStringReadsAsNullAndNullStoresEmpty)

@@ -16,8 +16,8 @@ namespace
 {
 
 constexpr std::array<const char*, kFaultPointCount> kPointNames = {
-    "dma-heap-alloc", "udmabuf-create", "memfd-create", "mmap",
-    "dma-buf-sync",   "fstat",          "fstatfs",      "dup",
+    "dma-heap-alloc", "udmabuf-create", "memfd-create", "mmap",  "dma-buf-sync",
+    "fstat",          "fstatfs",        "dup",          "throw",
 };
 
 struct Rule {
@@ -83,7 +83,7 @@ bool parse(std::string_view spec, Config* cfg, std::string* why)
         if (index == kFaultPointCount) {
             *why = "unknown fault point " +
                    quote(point, " (dma-heap-alloc, udmabuf-create, memfd-create, mmap, "
-                                "dma-buf-sync, fstat, fstatfs, dup)");
+                                "dma-buf-sync, fstat, fstatfs, dup, throw)");
             return false;
         }
         Rule r;

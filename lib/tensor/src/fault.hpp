@@ -33,8 +33,12 @@ enum class FaultPoint : unsigned {
     Fstat,         ///< "fstat": fd classification and import-cache keys
     Fstatfs,       ///< "fstatfs": fd classification (from_fd)
     Dup,           ///< "dup": UniqueFd::dup, so clone_fd and every import's duplicate
+    /// "throw": no system call. The GStreamer layer's boundary guard (gst/libs/vfunc_guard.hpp)
+    /// throws there (ENOMEM: std::bad_alloc, else std::system_error), so tests see an exception
+    /// inside a vfunc become an element error.
+    Throw,
 };
-inline constexpr unsigned kFaultPointCount = 8;
+inline constexpr unsigned kFaultPointCount = 9;
 
 /// True when this call at `point` must fail; errno is then set to the configured value.
 bool fault_inject(FaultPoint point) noexcept;
