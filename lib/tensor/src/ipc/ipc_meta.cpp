@@ -451,7 +451,8 @@ Result<FrameMetas> parse_metas(std::span<const uint8_t> bytes, uint32_t n_fds)
         uint8_t version = 0, reserved = 1;
         uint32_t length = 0;
         const std::string at = "meta " + std::to_string(i);
-        if (!r.get(&kind) || !r.get(&version) || !r.get(&reserved) || !r.get(&length))
+        if (r.left() < kRecordHeadSize || !r.get(&kind) || !r.get(&version) || !r.get(&reserved) ||
+            !r.get(&length))
             return bad(at + ": header truncated");
         if (reserved != 0)
             return bad(at + ": reserved field is set");
