@@ -19,7 +19,9 @@
  * upstream pool recycles only buffers nobody reads any more. A receiver that already holds
  * #GstTensorIpcSink:max-pending frames is skipped for new frames (counted in
  * #GstTensorIpcSink:dropped) rather than stalling the pipeline; a receiver that disconnects or
- * dies frees at once everything held for it.
+ * dies frees at once everything held for it. What all receivers together may pin is bounded in
+ * bytes too (#GstTensorIpcSink:max-held-bytes, 256 MiB by default): past it a buffer waits for
+ * releases with #GstTensorIpcSink:block, or is dropped for every receiver without it.
  *
  * Memory without an fd (system memory) is copied into a pooled DMA-BUF or memfd tensor when
  * #GstTensorIpcSink:copy-mode is `auto` (counted in #GstTensorIpcSink:copies, warned once), or
@@ -29,7 +31,7 @@
  * The socket gets the permissions of #GstTensorIpcSink:socket-mode before anyone can
  * connect; #GstTensorIpcSink:allowed-uid additionally refuses receivers of any other user
  * (SO_PEERCRED). At EOS the element posts an element message `tensoripcsink-stats` (sent,
- * dropped, copies, clients, peak-clients).
+ * dropped, copies, clients, peak-clients, peak-held-bytes).
  *
  * ## Example launch lines
  *
@@ -55,6 +57,7 @@
 #include "ipc_wire.hpp"
 #include "pool_negotiation.hpp"
 #include "tensoripc_common.hpp"
+#include "tensoripc_metas.hpp"
 #include "tensoripcsink_frame.hpp"
 #include "tensoripcsink_properties.hpp"
 #include "vfunc_guard.hpp"
@@ -63,6 +66,7 @@
 #include <gst/video/video.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -143,6 +147,36 @@ public:
         }
     }
 
+    // Posted once per start: a stream that keeps hitting the bound must not flood the bus.
+    // Later drops are logged.
+    void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound, bool dropped,
+                         bool first) noexcept override
+    {
+        const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+        if (!first) {
+            GST_INFO_OBJECT(self_,
+                            "dropped a buffer of %llu bytes: receivers hold %llu of "
+                            "max-held-bytes %llu",
+                            u(frame_bytes), u(held_bytes), u(bound));
+            return;
+        }
+        if (dropped)
+            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
+                                ("Dropped a buffer: receivers hold %llu bytes, and %llu more "
+                                 "would pass max-held-bytes (%llu).",
+                                 u(held_bytes), u(frame_bytes), u(bound)),
+                                ("later drops are counted in \"dropped\" and logged only; raise "
+                                 "max-held-bytes, lower max-pending, or set block=true to wait "
+                                 "for releases instead"));
+        else
+            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
+                                ("Waiting for receivers to release buffers: they hold %llu "
+                                 "bytes, and %llu more would pass max-held-bytes (%llu).",
+                                 u(held_bytes), u(frame_bytes), u(bound)),
+                                ("block=true: the stream slows down to what receivers release; "
+                                 "later waits are not reported"));
+    }
+
 private:
     GstTensorIpcSink* self_;
 };
@@ -154,8 +188,8 @@ eg::PoolPolicy pool_policy(guint min)
     eg::PoolPolicy p;
     p.min_buffers = min;
     p.max_buffers = 0;
-    p.unbounded_because = "tensoripcsink holds buffers for its receivers: max-clients x "
-                          "max-pending bound them";
+    p.unbounded_because = "tensoripcsink holds buffers for its receivers: max-held-bytes, "
+                          "max-clients and max-pending bound them";
     p.default_layout_unless_peer_reads_meta = false;
     return p;
 }
@@ -190,6 +224,7 @@ struct State {
     Observer observer;
     ipc::Server server;
     eg::CopyFallback fallback;
+    std::atomic<bool> skipped_metas_reported{false}; ///< since start()
 };
 
 } // namespace
@@ -221,6 +256,17 @@ namespace
 State& state_of(gpointer self)
 {
     return *GST_TENSOR_IPC_SINK(self)->state;
+}
+
+// What a buffer's metas lost on the way: a warning the first time in a start, then debug logs.
+void report_skipped_metas(GstTensorIpcSink* self, const std::string& what)
+{
+    State& st = state_of(self);
+    if (!st.skipped_metas_reported.exchange(true))
+        GST_WARNING_OBJECT(self, "not passed to receivers: %s (later ones are logged at DEBUG)",
+                           what.c_str());
+    else
+        GST_DEBUG_OBJECT(self, "not passed to receivers: %s", what.c_str());
 }
 
 GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
@@ -255,10 +301,10 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
         }
     }
 
-    const ipc::FrameHead head = frame_head(buf, layout.get());
+    ipc::FrameHead head = frame_head(buf, layout.get());
     const guint n = gst_buffer_n_memory(buf);
     std::array<ipc::MemoryRecord, ipc::kMaxMemories> records;
-    std::array<int, ipc::kMaxMemories> fds{};
+    std::array<int, ipc::kMaxMemories + ipc::kMaxMetaFds> fds{};
     for (guint i = 0; i < n; ++i) {
         GstMemory* mem = gst_buffer_peek_memory(buf, i);
         auto r = describe_memory(mem, i);
@@ -271,6 +317,23 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
         fds[i] = gst_fd_memory_get_fd(mem);
     }
 
+    // GStreamer's tensor and analytics metas travel with the frame (the original buffer's,
+    // when its memory was copied: the copy keeps the original alive for their bytes).
+    auto metas = eg::tensoripc::collect_metas(buffer);
+    if (!metas) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Cannot pass the buffer's metas."),
+                          ("%s", metas.error().message().c_str()));
+        return GST_FLOW_ERROR;
+    }
+    if (!metas->skipped.empty())
+        report_skipped_metas(self, metas->skipped);
+    if (!metas->section.empty()) {
+        if (copied)
+            gst_buffer_add_parent_buffer_meta(copied.get(), buffer);
+        head.n_meta_fds = guint32(metas->fds.size());
+        std::copy(metas->fds.begin(), metas->fds.end(), fds.begin() + n);
+    }
+
     gboolean wait_for_connection, block;
     {
         eg::ObjectLockGuard lock(self);
@@ -281,11 +344,19 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
     // last of them released the frame.
     ipc::Keepalive keep(gst_buffer_ref(buf),
                         [](void* b) { gst_buffer_unref(static_cast<GstBuffer*>(b)); });
-    auto sent = st.server.send_frame(head, std::span(records.data(), n), std::span(fds.data(), n),
-                                     std::move(keep), wait_for_connection, block);
+    auto sent = st.server.send_frame(head, std::span(records.data(), n),
+                                     std::span(fds.data(), n + head.n_meta_fds), std::move(keep),
+                                     wait_for_connection, block, metas->section);
     if (!sent) {
-        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr),
-                          ("%s", sent.error().message().c_str()));
+        if (sent.error().code() == edgetensor::ErrorCode::InsufficientCapacity)
+            GST_ELEMENT_ERROR(
+                self, RESOURCE, NO_SPACE_LEFT,
+                ("A buffer is larger than max-held-bytes: no receiver could ever "
+                 "hold it."),
+                ("%s; raise max-held-bytes (0 = no bound)", sent.error().message().c_str()));
+        else
+            GST_ELEMENT_ERROR(self, RESOURCE, FAILED, (nullptr),
+                              ("%s", sent.error().message().c_str()));
         return GST_FLOW_ERROR;
     }
     return *sent == ipc::SendOutcome::Flushing ? GST_FLOW_FLUSHING : GST_FLOW_OK;
@@ -298,6 +369,15 @@ void gst_tensor_ipc_sink_set_property(GObject* object, guint prop_id, const GVal
 {
     State& st = state_of(object);
     eg::guarded(object, "set_property", [&] {
+        if (prop_id == PROP_MAX_HELD_BYTES) {
+            const guint64 v = g_value_get_uint64(value);
+            {
+                eg::ObjectLockGuard lock(object);
+                st.settings.max_held_bytes = v;
+            }
+            st.server.set_max_held_bytes(v);
+            return;
+        }
         if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
             prop_id == PROP_MAX_PENDING)
             st.server.set_max_pending(g_value_get_uint(value));
@@ -324,6 +404,14 @@ void get_property_impl(GObject* object, guint prop_id, GValue* value, GParamSpec
         break;
     case PROP_HELD:
         g_value_set_uint(value, st.server.held());
+        break;
+    case PROP_MAX_HELD_BYTES: {
+        eg::ObjectLockGuard lock(object);
+        g_value_set_uint64(value, st.settings.max_held_bytes);
+        break;
+    }
+    case PROP_HELD_BYTES:
+        g_value_set_uint64(value, st.server.held_bytes());
         break;
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -366,6 +454,7 @@ gboolean start_impl(GstTensorIpcSink* self)
     config.max_pending = s.max_pending;
     config.allowed_uid = s.allowed_uid;
     config.max_clients = s.max_clients;
+    config.max_held_bytes = s.max_held_bytes;
     ipc::StartError err{ipc::StartStep::Listen, edgetensor::Error(edgetensor::ErrorCode::Io, "")};
     if (!st.server.start(config, &err)) {
         switch (err.step) {
@@ -390,6 +479,7 @@ gboolean start_impl(GstTensorIpcSink* self)
     }
     // No render() can run before start() returns: the counters start afresh for it.
     st.fallback.start();
+    st.skipped_metas_reported = false;
     GST_INFO_OBJECT(self, "listening on %s (mode 0%o)", s.socket_path.c_str(), s.socket_mode);
     return TRUE;
 }
@@ -494,7 +584,8 @@ void end_of_stream(GstTensorIpcSink* self)
     GstStructure* s = gst_structure_new(
         "tensoripcsink-stats", "sent", G_TYPE_UINT64, st.server.sent(), "dropped", G_TYPE_UINT64,
         st.server.dropped(), "copies", G_TYPE_UINT64, st.fallback.copies(), "clients", G_TYPE_UINT,
-        st.server.clients(), "peak-clients", G_TYPE_UINT, peak, nullptr);
+        st.server.clients(), "peak-clients", G_TYPE_UINT, peak, "peak-held-bytes", G_TYPE_UINT64,
+        st.server.peak_held_bytes(), nullptr);
     eg::GCharPtr str(gst_structure_to_string(s));
     GST_INFO_OBJECT(self, "%s", str.get());
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));

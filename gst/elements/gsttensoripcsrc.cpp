@@ -55,6 +55,7 @@
 #include "internal.hpp"
 #include "ipc_receiver.hpp"
 #include "tensoripc_common.hpp"
+#include "tensoripc_metas.hpp"
 #include "tensoripcsrc_frame.hpp"
 #include "tensoripcsrc_properties.hpp"
 #include "vfunc_guard.hpp"
@@ -63,6 +64,7 @@
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -133,6 +135,7 @@ struct State {
     eg::GstObjectPtr<GstAllocator> fd_alloc{gst_fd_allocator_new()};
     Observer observer;
     ipc::Receiver receiver;
+    std::atomic<bool> dropped_metas_reported{false}; ///< since start()
 };
 
 } // namespace
@@ -315,6 +318,18 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
         assemble_buffer(f, *layout, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
     if (!buf)
         return reject(self, why_not);
+    std::string lacking;
+    if (!eg::tensoripc::attach_metas(buf.get(), f, e.release, st.dmabuf_alloc.get(),
+                                     st.fd_alloc.get(), &lacking)) {
+        if (!st.dropped_metas_reported.exchange(true))
+            GST_WARNING_OBJECT(self,
+                               "FRAME %" G_GUINT64_FORMAT ": dropped %s (later ones are "
+                               "logged at DEBUG)",
+                               f.head.seq, lacking.c_str());
+        else
+            GST_DEBUG_OBJECT(self, "FRAME %" G_GUINT64_FORMAT ": dropped %s", f.head.seq,
+                             lacking.c_str());
+    }
     e.release.reset(); // the memories hold it now
     GstEdgeTensorImportResult result = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
     gchar* why_c = nullptr;
@@ -462,6 +477,7 @@ gboolean start_impl(GstTensorIpcSrc* self)
     }
     gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), settings_of(self).cache_size);
     gst_edge_tensor_import_cache_reset_stats(st.cache.get());
+    st.dropped_metas_reported = false;
     std::lock_guard<std::mutex> lock(st.mu);
     st.streaming = Streaming{};
     return TRUE;

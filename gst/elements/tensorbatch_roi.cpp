@@ -6,7 +6,7 @@
 
 #include <gst/video/video.h>
 
-#if defined(EDGETENSOR_HAVE_GST_ANALYTICS) && GST_CHECK_VERSION(1, 24, 0)
+#if EDGETENSOR_HAVE_GST_ANALYTICS && GST_CHECK_VERSION(1, 24, 0)
 #include <gst/analytics/analytics.h>
 #define TENSORBATCH_ANALYTICS 1
 #else

@@ -94,6 +94,24 @@ void install_properties(GObjectClass* klass)
         g_param_spec_uint("held", "Held",
                           "Buffers kept alive now because a receiver has not released them", 0,
                           G_MAXUINT, 0, ro));
+    g_object_class_install_property(
+        klass, PROP_MAX_HELD_BYTES,
+        g_param_spec_uint64(
+            "max-held-bytes", "Max held bytes",
+            "Bytes the buffers held for receivers may pin at once, each buffer counted once by "
+            "its memories' sizes: a buffer that would pass it waits for releases with "
+            "block=true, else is dropped for every receiver (counted in \"dropped\"; a "
+            "warning names this property); a buffer larger on its own is an error. 0 = no "
+            "bound but max-clients x max-pending buffers (0 to 18446744073709551615, default "
+            "268435456 = 256 MiB)",
+            0, G_MAXUINT64, DEFAULT_MAX_HELD_BYTES,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
+    g_object_class_install_property(
+        klass, PROP_HELD_BYTES,
+        g_param_spec_uint64("held-bytes", "Held bytes",
+                            "Bytes of the buffers kept alive now because a receiver has not "
+                            "released them (see max-held-bytes)",
+                            0, G_MAXUINT64, 0, ro));
 }
 
 std::span<const SettingField<Settings>> setting_fields()

@@ -33,6 +33,8 @@ enum Prop : guint {
     PROP_DROPPED,
     PROP_COPIES,
     PROP_HELD,
+    PROP_MAX_HELD_BYTES,
+    PROP_HELD_BYTES,
 };
 
 inline constexpr guint DEFAULT_SOCKET_MODE = 0600;
@@ -44,6 +46,9 @@ inline constexpr guint MAX_MAX_CLIENTS = 1024;
 inline constexpr gboolean DEFAULT_WAIT_FOR_CONNECTION = FALSE;
 inline constexpr gboolean DEFAULT_BLOCK = FALSE;
 inline constexpr GstTensorIpcSinkCopyMode DEFAULT_COPY_MODE = GST_TENSOR_IPC_SINK_COPY_AUTO;
+/// 256 MiB: 20 NV12 4K frames, 2 float32 RGB 4K tensors; far below what max-clients x
+/// max-pending frames can pin at their defaults (128 frames, 1.6 GB of NV12 4K).
+inline constexpr guint64 DEFAULT_MAX_HELD_BYTES = 256ull << 20;
 
 /// The writable properties' values (under the element's object lock).
 struct Settings {
@@ -55,9 +60,11 @@ struct Settings {
     gboolean wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
     gboolean block = DEFAULT_BLOCK;
     guint max_clients = DEFAULT_MAX_CLIENTS;
+    /// Not in setting_fields() (the table holds no 64-bit values): set and read by hand.
+    guint64 max_held_bytes = DEFAULT_MAX_HELD_BYTES;
 };
 
-/// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_HELD.
+/// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_HELD_BYTES.
 void install_properties(GObjectClass* klass);
 
 /// Property id -> Settings member: the writable properties, for set_setting() and

@@ -34,6 +34,12 @@ Unexpected refuse(std::string why)
 
 } // namespace
 
+void hold_release(GstMemory* mem, const std::shared_ptr<ipc::FrameRelease>& release)
+{
+    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), release_quark(),
+                              new FrameReleasePtr(release), free_release);
+}
+
 Result<StreamLayoutPtr> read_sender_caps(const std::string& text, GstCaps* produced)
 {
     const std::string quoted = "\"" + text.substr(0, 200) + "\"";
@@ -109,8 +115,7 @@ MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const StreamLayout& stre
         }
         f.fds[i].release(); // the memory owns it now
         gst_memory_resize(mem, gssize(r.offset), gsize(r.size));
-        gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), release_quark(),
-                                  new FrameReleasePtr(release), free_release);
+        hold_release(mem, release);
         gst_buffer_append_memory(buf.get(), mem);
     }
     if (stream.video && f.head.n_planes > 0) {

@@ -32,6 +32,10 @@ Result<StreamLayoutPtr> read_sender_caps(const std::string& text, GstCaps* produ
 /// Why the frame's layout does not fit its memories for `stream` (empty when it does).
 std::string check_layout(const StreamLayout& stream, const ipc::Frame& f);
 
+/// Makes `mem` hold `release` (as qdata): the frame is released to the sender once the last
+/// memory holding it is gone.
+void hold_release(GstMemory* mem, const std::shared_ptr<ipc::FrameRelease>& release);
+
 /// A buffer of one memory per fd (DMA-BUF or fd memory, as each record's kind says, with its
 /// window on the fd), each holding `release`; a GstVideoMeta from the plane layout; the
 /// sender's timestamps and carried flags. The fds wrapped are adopted. Empty, with `why`, when

@@ -2,6 +2,7 @@
 //
 // GstEdgeTensorMeta: the tensor's identity and descriptor on a GstBuffer.
 
+#include "gstedgetensormeta_serialize.hpp"
 #include "internal.hpp"
 #include "vfunc_guard.hpp"
 
@@ -150,9 +151,20 @@ extern "C" const GstMetaInfo* gst_edge_tensor_meta_get_info(void)
     static const GstMetaInfo* info = nullptr;
     if (g_once_init_enter(&info)) {
         gst_edge_tensor_init();
+#if GST_CHECK_VERSION(1, 24, 0)
+        // With serialization, so unixfdsink/unixfdsrc and gdppay carry the meta.
+        GstMetaInfo* m = gst_meta_info_new(GST_EDGE_TENSOR_META_API_TYPE, "GstEdgeTensorMeta",
+                                           sizeof(GstEdgeTensorMeta));
+        m->init_func = meta_init;
+        m->transform_func = meta_transform;
+        m->serialize_func = edgetensor::gst::serialize_tensor_meta;
+        m->deserialize_func = edgetensor::gst::deserialize_tensor_meta;
+        const GstMetaInfo* mi = gst_meta_info_register(m);
+#else
         const GstMetaInfo* mi =
             gst_meta_register(GST_EDGE_TENSOR_META_API_TYPE, "GstEdgeTensorMeta",
                               sizeof(GstEdgeTensorMeta), meta_init, nullptr, meta_transform);
+#endif
         g_once_init_leave(&info, mi);
     }
     return info;

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,12 +64,60 @@ struct IpcFds {
     }
 };
 
-/// A valid one-memory FRAME over a 4 KiB memfd, and valid CAPS/RELEASE records: the seeds
-/// the fuzz bytes are XORed over, so mutations start near-valid.
+/// The seeds a case picks from (seed_record()).
+inline constexpr unsigned kSeedRecords = 5;
+
+/// A valid one-memory FRAME over a 4 KiB memfd (1), the same with a meta section naming one
+/// more 4 KiB memfd (4: a tensor meta and an analytics meta), and valid CAPS (2) and RELEASE
+/// (3) records: the seeds the fuzz bytes are XORed over, so mutations start near-valid.
 inline std::vector<uint8_t> seed_record(unsigned which)
 {
     using namespace ipc;
-    switch (which & 3) {
+    switch (which % kSeedRecords) {
+    case 4: {
+        FrameMetas metas;
+        metas.fds.push_back({EDGETENSOR_KIND_HOST, 4096});
+        TensorsMeta t;
+        t.tensors.push_back({"scores", 11, 0, 0, {1, 10}, 0, 0, 40});
+        t.tensors.push_back({"labels", kTensorTypeString, 0, 0, {2}, 0, 64, 16});
+        metas.tensors.push_back(t);
+        AnalyticsMeta a;
+        Mtd od;
+        od.label = "person";
+        od.w = od.h = 8;
+        od.confidence = 0.5f;
+        a.mtds.push_back(od);
+        Mtd cls;
+        cls.type = MtdType::Classification;
+        cls.classes = {{"a", 0.5f}, {"b", 0.25f}};
+        a.mtds.push_back(cls);
+        Mtd trk;
+        trk.type = MtdType::Tracking;
+        trk.tracking_id = 3;
+        a.mtds.push_back(trk);
+        a.relations.push_back({0, 1, 1u << 3});
+        a.relations.push_back({2, 0, 1u << 1});
+        metas.analytics.push_back(a);
+        auto section = encode_metas(metas);
+        if (!section)
+            return {};
+        MemoryRecord r;
+        r.desc = edgetensor_desc_init();
+        r.desc.kind = EDGETENSOR_KIND_HOST;
+        r.desc.handle = 0;
+        r.desc.ndim = 1;
+        r.desc.dtype = EDGETENSOR_DTYPE_U8;
+        r.desc.shape[0] = 4096;
+        r.desc.strides[0] = 1;
+        r.desc.capacity = 4096;
+        r.size = 4096;
+        r.maxsize = 4096;
+        FrameHead h;
+        h.seq = 2;
+        h.n_meta_fds = 1;
+        auto m = encode_frame(h, std::span(&r, 1), *section);
+        return m ? *m : std::vector<uint8_t>{};
+    }
     case 1: {
         MemoryRecord r;
         r.desc = edgetensor_desc_init();
@@ -115,8 +164,41 @@ inline std::string check_accepted(const ipc::Message& m, size_t fds_given)
     const Frame& f = m.frame;
     if (f.head.n_memories < 1 || f.head.n_memories > kMaxMemories)
         return "accepted a frame with a bad memory count";
-    if (f.head.n_memories != fds_given)
-        return "accepted a frame whose fd count differs from its memories";
+    if (size_t(f.head.n_memories) + f.head.n_meta_fds != fds_given)
+        return "accepted a frame whose fd count differs from its memories and meta fds";
+    if (f.head.n_meta_fds > kMaxMetaFds || f.metas.fds.size() != f.head.n_meta_fds)
+        return "accepted a meta fd count the section does not describe";
+    for (uint32_t i = 0; i < f.head.n_meta_fds; ++i)
+        if (!f.meta_fds[i] || f.metas.fds[i].size == 0)
+            return "accepted a meta fd that is missing or empty";
+    if (f.metas.tensors.size() + f.metas.analytics.size() > kMaxMetaRecords)
+        return "accepted more metas than the limit";
+    for (const TensorsMeta& t : f.metas.tensors) {
+        if (t.tensors.empty() || t.tensors.size() > kMaxTensors)
+            return "accepted a tensor meta with a bad tensor count";
+        for (const TensorRecord& r : t.tensors) {
+            if (r.fd_index >= f.metas.fds.size())
+                return "accepted a tensor in a meta fd that is not there";
+            const uint64_t fd_size = f.metas.fds[r.fd_index].size;
+            if (r.offset > fd_size || r.size > fd_size - r.offset)
+                return "accepted a tensor window beyond its meta fd";
+            if (r.dims.empty() || r.dims.size() > kMaxTensorDims ||
+                tensor_type_bits(r.data_type) < 0 || r.id.size() > kMaxLabelBytes)
+                return "accepted a tensor of a bad shape, type or id";
+        }
+    }
+    for (const AnalyticsMeta& a : f.metas.analytics) {
+        if (a.mtds.size() > kMaxMtds || a.relations.size() > kMaxRelations)
+            return "accepted an analytics meta beyond the limits";
+        for (const Mtd& mtd : a.mtds)
+            if (!std::isfinite(mtd.confidence) || !std::isfinite(mtd.rotation) || mtd.w < 0 ||
+                mtd.h < 0)
+                return "accepted a non-finite confidence or rotation, or a negative box";
+        for (const Relation& r : a.relations)
+            if (r.from >= a.mtds.size() || r.to >= a.mtds.size() || r.from == r.to ||
+                r.types == 0 || (r.types & ~kKnownRelationTypes) != 0)
+                return "accepted a relation naming no metadata or an unknown type";
+    }
     for (uint32_t i = 0; i < f.head.n_memories; ++i) {
         const MemoryRecord& r = f.memories[i];
         if (!f.fds[i])

@@ -5,7 +5,8 @@
 //
 // Input: byte 0: low 3 bits the number of fds that come with the record (0..7), bits 3-4 the
 // kind (sealed memfd, pipe, unsealed memfd, empty memfd); byte 1: the seed the remaining
-// bytes are XORed over (none, a valid FRAME, CAPS or RELEASE), bytes past the seed appended.
+// bytes are XORed over (none, a valid FRAME, CAPS or RELEASE, a FRAME with a tensor and an
+// analytics meta and a meta fd), bytes past the seed appended.
 // Every accepted record is checked against what must hold, then its fds against the kernel;
 // every fd handed to the parser must be closed afterwards, accepted or not.
 

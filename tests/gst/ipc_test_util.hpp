@@ -166,6 +166,19 @@ template <typename Pred> bool eventually(Pred pred, std::chrono::milliseconds ti
     return pred();
 }
 
+/// A launch line split into gst-launch-1.0 arguments, as a shell would split it.
+inline std::vector<std::string> split_launch(const std::string& s)
+{
+    std::vector<std::string> v;
+    gchar** argv = nullptr;
+    if (g_shell_parse_argv(s.c_str(), nullptr, &argv, nullptr)) {
+        for (gchar** a = argv; *a; ++a)
+            v.emplace_back(*a);
+        g_strfreev(argv);
+    }
+    return v;
+}
+
 /// A gst-launch-1.0 in a child process, stdout and stderr to a file; killed on destruction.
 class Peer
 {
@@ -193,7 +206,8 @@ public:
         const std::string plugins = launch_dir + "/system-plugins";
         ::mkdir(plugins.c_str(), 0700);
         for (const char* name : {"libgstcoreelements.so", "libgstapp.so", "libgstimagefreeze.so",
-                                 "libgstvideo4linux2.so", "libgstdebugutilsbad.so"}) {
+                                 "libgstvideo4linux2.so", "libgstdebugutilsbad.so",
+                                 "libgstunixfd.so", "libgstvideotestsrc.so"}) {
             const std::string target = std::string(ET_GST_PLUGINS_DIR) + "/" + name;
             if (::access(target.c_str(), R_OK) == 0)
                 (void)::symlink(target.c_str(), (plugins + "/" + name).c_str());

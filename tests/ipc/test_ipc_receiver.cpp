@@ -75,6 +75,7 @@ public:
     void refused(Refusal, uint32_t, const std::string&, const std::string&, bool) noexcept override
     {
     }
+    void over_byte_bound(uint64_t, uint64_t, uint64_t, bool, bool) noexcept override {}
 };
 
 void send(int fd, const std::vector<uint8_t>& bytes, std::vector<int> fds = {})

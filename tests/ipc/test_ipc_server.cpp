@@ -60,7 +60,23 @@ public:
             first_full_refusals++;
         full_limit = max_clients;
     }
+    void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound, bool dropped,
+                         bool first) noexcept override
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        bound_reports.push_back({frame_bytes, held_bytes, bound, dropped, first});
+    }
+    struct BoundReport {
+        uint64_t frame_bytes, held_bytes, bound;
+        bool dropped, first;
+    };
+    std::vector<BoundReport> reports()
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        return bound_reports;
+    }
     std::mutex mu;
+    std::vector<BoundReport> bound_reports;
     std::vector<std::string> lines;
     std::atomic<int> refusals{0};
     std::atomic<int> full_refusals{0};
@@ -276,6 +292,211 @@ TEST_F(IpcServerTest, UnlockEndsAWaitForAReceiver)
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(*r, SendOutcome::Flushing);
     server.unlock_stop();
+}
+
+// Reads every FRAME that arrives on `fd` within a short while; RELEASE them later.
+std::vector<uint64_t> drain_frames(int fd)
+{
+    std::vector<uint64_t> seqs;
+    for (;;) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 200) <= 0)
+            return seqs;
+        auto rec = receive_record(fd);
+        if (!rec || rec->eof)
+            return seqs;
+        auto m = parse(rec->bytes, std::move(rec->fds), rec->truncated);
+        if (m && m->type == MsgType::Frame)
+            seqs.push_back(m->frame.head.seq);
+    }
+}
+
+void release(int fd, std::span<const uint64_t> seqs)
+{
+    auto r = encode_release(seqs);
+    ASSERT_TRUE(r);
+    ASSERT_TRUE(send_record(fd, *r));
+}
+
+// Two receivers with room for 8 frames each could pin 16 frames of 4 KiB; the byte bound lets
+// them pin 3 (12 KiB) and drops the rest for both, reported to the element once.
+TEST_F(IpcServerTest, MaxHeldBytesDropsWhatWouldPassItWithoutBlock)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 8;
+    config.max_held_bytes = 3 * 4096 + 100;
+    ASSERT_TRUE(started(server, config));
+    server.set_caps("video/x-raw, format=(string)NV12");
+    auto a = connect_to(path);
+    auto b = connect_to(path);
+    ASSERT_TRUE(a && b);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
+
+    UniqueFd mem = sealed_memfd(4096);
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {mem.get()};
+    std::atomic<int> drops{0};
+    for (int i = 0; i < 6; ++i) {
+        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
+                                   Keepalive(&drops, count_drop), false, false);
+        ASSERT_TRUE(r) << r.error().message();
+        EXPECT_LE(server.held_bytes(), config.max_held_bytes) << "frame " << i;
+    }
+    EXPECT_EQ(server.held(), 3u);
+    EXPECT_EQ(server.held_bytes(), 3u * 4096);
+    EXPECT_EQ(server.peak_held_bytes(), 3u * 4096);
+    EXPECT_EQ(server.sent(), 6u) << "3 frames to each of 2 receivers";
+    EXPECT_EQ(server.dropped(), 6u) << "3 frames dropped for each of 2 receivers";
+    EXPECT_EQ(drops.load(), 3) << "a dropped frame's Keepalive dies at once";
+    auto reports = observer.reports();
+    ASSERT_EQ(reports.size(), 3u);
+    EXPECT_TRUE(reports[0].first);
+    EXPECT_TRUE(reports[0].dropped);
+    EXPECT_EQ(reports[0].frame_bytes, 4096u);
+    EXPECT_EQ(reports[0].held_bytes, 3u * 4096);
+    EXPECT_EQ(reports[0].bound, config.max_held_bytes);
+    EXPECT_FALSE(reports[1].first) << "reported as first once per start";
+    EXPECT_FALSE(reports[2].first);
+
+    // Released by both, a frame makes room for one more.
+    const auto seqs_a = drain_frames(a->get());
+    const auto seqs_b = drain_frames(b->get());
+    ASSERT_EQ(seqs_a.size(), 3u);
+    ASSERT_EQ(seqs_b, seqs_a);
+    release(a->get(), std::span(seqs_a.data(), 1));
+    EXPECT_EQ(server.held(), 3u) << "still held by the other receiver";
+    release(b->get(), std::span(seqs_b.data(), 1));
+    EXPECT_TRUE(eventually([&] { return server.held_bytes() == 2u * 4096; }));
+    auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(&drops, count_drop),
+                               false, false);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(server.held_bytes(), 3u * 4096);
+    EXPECT_EQ(server.peak_held_bytes(), 3u * 4096) << "never past the bound";
+    a->reset();
+    b->reset();
+    EXPECT_TRUE(eventually([&] { return server.held_bytes() == 0u; }));
+}
+
+// With block, a frame that would pass the bound waits until releases make room: every frame
+// is delivered and the bytes held never pass the bound.
+TEST_F(IpcServerTest, MaxHeldBytesMakesBlockWaitForReleases)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 16;
+    config.max_held_bytes = 2 * 4096;
+    ASSERT_TRUE(started(server, config));
+    server.set_caps("video/x-raw, format=(string)NV12");
+    auto rx = connect_to(path);
+    ASSERT_TRUE(rx);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
+    UniqueFd mem = sealed_memfd(4096);
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {mem.get()};
+
+    // The receiver releases each frame a little after it arrives, from another thread.
+    constexpr int kFrames = 20;
+    std::atomic<bool> over{false};
+    std::atomic<int> got{0};
+    std::thread receiver([&] {
+        while (got.load() < kFrames) {
+            pollfd p{rx->get(), POLLIN, 0};
+            if (::poll(&p, 1, 5000) <= 0)
+                return;
+            auto rec_in = receive_record(rx->get());
+            if (!rec_in || rec_in->eof)
+                return;
+            auto m = parse(rec_in->bytes, std::move(rec_in->fds), rec_in->truncated);
+            if (!m || m->type != MsgType::Frame)
+                continue;
+            if (server.held_bytes() > config.max_held_bytes)
+                over = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            const uint64_t seq = m->frame.head.seq;
+            release(rx->get(), std::span(&seq, 1));
+            got++;
+        }
+    });
+    for (int i = 0; i < kFrames; ++i) {
+        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), false, true);
+        ASSERT_TRUE(r) << r.error().message();
+        EXPECT_EQ(*r, SendOutcome::Done);
+        EXPECT_LE(server.held_bytes(), config.max_held_bytes);
+    }
+    receiver.join();
+    EXPECT_EQ(got.load(), kFrames);
+    EXPECT_FALSE(over.load());
+    EXPECT_EQ(server.sent(), uint64_t(kFrames));
+    EXPECT_EQ(server.dropped(), 0u);
+    EXPECT_LE(server.peak_held_bytes(), config.max_held_bytes);
+    // The wait was reported once (not as a drop) when it first happened, if it did.
+    for (const auto& r : observer.reports())
+        EXPECT_FALSE(r.dropped);
+    EXPECT_LE(observer.reports().size(), 1u);
+}
+
+// The receiver holds what the bound allows: the next frame waits (the element hears of it
+// once, not as a drop) until a release makes room.
+TEST_F(IpcServerTest, MaxHeldBytesWaitIsReportedOnceAndEndsWithARelease)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 16;
+    config.max_held_bytes = 2 * 4096;
+    ASSERT_TRUE(started(server, config));
+    server.set_caps("video/x-raw, format=(string)NV12");
+    auto rx = connect_to(path);
+    ASSERT_TRUE(rx);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
+    UniqueFd mem = sealed_memfd(4096);
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {mem.get()};
+    for (int i = 0; i < 2; ++i)
+        ASSERT_TRUE(
+            server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), false, true));
+    std::atomic<bool> third_sent{false};
+    std::thread sender([&] {
+        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), false, true);
+        EXPECT_TRUE(r);
+        third_sent = true;
+    });
+    EXPECT_TRUE(eventually([&] { return observer.reports().size() == 1u; }));
+    EXPECT_FALSE(third_sent.load());
+    const auto reports = observer.reports();
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_FALSE(reports[0].dropped);
+    EXPECT_TRUE(reports[0].first);
+    EXPECT_EQ(reports[0].held_bytes, 2u * 4096);
+    const auto seqs = drain_frames(rx->get());
+    ASSERT_EQ(seqs.size(), 2u);
+    release(rx->get(), std::span(seqs.data(), 1));
+    sender.join();
+    EXPECT_TRUE(third_sent.load());
+    EXPECT_EQ(server.held_bytes(), 2u * 4096);
+    EXPECT_EQ(server.peak_held_bytes(), 2u * 4096);
+    EXPECT_EQ(server.dropped(), 0u);
+    EXPECT_EQ(observer.reports().size(), 1u);
+}
+
+TEST_F(IpcServerTest, AFrameLargerThanMaxHeldBytesIsAnError_Negative)
+{
+    ServerConfig config = config_for_path();
+    config.max_held_bytes = 4095;
+    ASSERT_TRUE(started(server, config));
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {-1};
+    std::atomic<int> drops{0};
+    for (bool block : {false, true}) {
+        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
+                                   Keepalive(&drops, count_drop), false, block);
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code(), ErrorCode::InsufficientCapacity);
+        EXPECT_NE(r.error().message().find("4096"), std::string::npos) << r.error().message();
+        EXPECT_NE(r.error().message().find("4095"), std::string::npos) << r.error().message();
+    }
+    EXPECT_EQ(drops.load(), 2) << "the refused frame's Keepalive dies";
+    // 0 lifts the bound.
+    server.set_max_held_bytes(0);
+    auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), false, false);
+    EXPECT_TRUE(r);
 }
 
 TEST(IpcServer, NamesTheStepThatFailed)

@@ -36,6 +36,15 @@ UniqueFd open_spare_fd() noexcept
 {
     return UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
 }
+
+// What holding a frame pins: every byte its memories may address.
+uint64_t pinned_bytes(std::span<const MemoryRecord> memories) noexcept
+{
+    uint64_t n = 0;
+    for (const MemoryRecord& m : memories)
+        n += m.maxsize;
+    return n;
+}
 } // namespace
 
 Keepalive& Keepalive::operator=(Keepalive&& o) noexcept
@@ -92,7 +101,9 @@ bool Server::start(const ServerConfig& config, StartError* error)
         max_pending_ = config.max_pending;
         allowed_uid_ = config.allowed_uid;
         max_clients_ = std::max<uint32_t>(config.max_clients, 1);
+        max_held_bytes_ = config.max_held_bytes;
         refused_once_[0] = refused_once_[1] = false;
+        over_bound_once_ = false;
         spare_fd_ = open_spare_fd();
         accept_backoff_ = false;
         caps_.clear();
@@ -101,6 +112,7 @@ bool Server::start(const ServerConfig& config, StartError* error)
     }
     sent_ = 0;
     dropped_ = 0;
+    peak_held_bytes_ = 0;
     try {
         thread_ = std::thread(&Server::serve, this);
     } catch (const std::exception& e) {
@@ -146,6 +158,7 @@ void Server::stop() noexcept
         path_.clear();
         clients_ = 0;
         held_ = 0;
+        held_bytes_ = 0;
     }
 }
 
@@ -153,6 +166,14 @@ void Server::set_max_pending(uint32_t max_pending)
 {
     std::lock_guard<std::mutex> lock(mu_);
     max_pending_ = max_pending;
+}
+
+void Server::set_max_held_bytes(uint64_t max_held_bytes)
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    max_held_bytes_ = max_held_bytes;
+    // A higher bound may let a waiting send_frame() through.
+    released_.notify_all();
 }
 
 void Server::set_caps(std::string caps)
@@ -184,16 +205,28 @@ void Server::unlock_stop()
     unlocked_ = false;
 }
 
+// One holder fewer for the frame at `it`; the last one takes it out of the held frames.
+void Server::forget_held_locked(std::unordered_map<uint64_t, Held>::iterator it,
+                                Graveyard& graveyard)
+{
+    if (--it->second.holders > 0)
+        return;
+    held_bytes_ = held_bytes_.load() - it->second.bytes;
+    graveyard.push_back(std::move(it->second.keep));
+    held_map_.erase(it);
+}
+
+bool Server::fits_locked(uint64_t bytes) const noexcept
+{
+    return max_held_bytes_ == 0 || held_bytes_.load() + bytes <= max_held_bytes_;
+}
+
 void Server::release_all_locked(Client& c, Graveyard& graveyard)
 {
     for (uint64_t seq : c.pending) {
         auto it = held_map_.find(seq);
-        if (it == held_map_.end())
-            continue;
-        if (--it->second.holders == 0) {
-            graveyard.push_back(std::move(it->second.keep));
-            held_map_.erase(it);
-        }
+        if (it != held_map_.end())
+            forget_held_locked(it, graveyard);
     }
     c.pending.clear();
     held_ = uint32_t(held_map_.size());
@@ -365,10 +398,8 @@ void Server::read_client_locked(Client& c, Graveyard& graveyard)
                 continue;
             }
             auto it = held_map_.find(seq);
-            if (it != held_map_.end() && --it->second.holders == 0) {
-                graveyard.push_back(std::move(it->second.keep));
-                held_map_.erase(it);
-            }
+            if (it != held_map_.end())
+                forget_held_locked(it, graveyard);
         }
         held_ = uint32_t(held_map_.size());
     }
@@ -421,10 +452,17 @@ void Server::serve()
 
 Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRecord> memories,
                                        std::span<const int> fds, Keepalive keep,
-                                       bool wait_for_connection, bool block)
+                                       bool wait_for_connection, bool block,
+                                       std::span<const uint8_t> meta)
 {
     bool notify = false;
+    const uint64_t bytes = pinned_bytes(memories);
     std::unique_lock<std::mutex> lock(mu_);
+    if (max_held_bytes_ != 0 && bytes > max_held_bytes_)
+        return make_error(
+            ErrorCode::InsufficientCapacity,
+            "a frame of " + std::to_string(bytes) + " bytes is larger on its own than the " +
+                std::to_string(max_held_bytes_) + " bytes receivers may hold at once");
     if (wait_for_connection && clients_list_.empty()) {
         log(LogLevel::Debug, "waiting for a receiver");
         connected_.wait(lock, [this] { return unlocked_ || !clients_list_.empty(); });
@@ -434,21 +472,47 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     if (clients_list_.empty())
         return SendOutcome::Done;
     if (block) {
-        // Back-pressure instead of drops: every receiver gets every frame.
-        released_.wait(lock, [this] {
+        // Back-pressure instead of drops: every receiver gets every frame. The first time the
+        // byte bound (not max-pending) is what holds a frame back, the element hears of it.
+        if (!fits_locked(bytes) && !std::exchange(over_bound_once_, true)) {
+            const uint64_t held = held_bytes_.load(), bound = max_held_bytes_;
+            lock.unlock();
+            observer_.over_byte_bound(bytes, held, bound, false, true);
+            lock.lock();
+        }
+        released_.wait(lock, [this, bytes] {
             if (unlocked_)
                 return true;
             for (const Client& c : clients_list_)
                 if (!c.dead && c.pending.size() >= max_pending_)
                     return false;
-            return true;
+            return fits_locked(bytes);
         });
         if (unlocked_)
             return SendOutcome::Flushing;
     }
+    if (!fits_locked(bytes)) {
+        // Without block: the frame would pin more than receivers may hold, so nobody gets it
+        // (a frame is held once for all its receivers: there is no partial send).
+        uint32_t would_take = 0, live = 0;
+        for (const Client& c : clients_list_) {
+            live += !c.dead;
+            would_take += !c.dead && c.pending.size() < max_pending_;
+        }
+        dropped_ += live;
+        const uint64_t held = held_bytes_.load(), bound = max_held_bytes_;
+        const bool first = would_take > 0 && !std::exchange(over_bound_once_, true);
+        lock.unlock();
+        log(LogLevel::Trace, "%llu bytes held: a frame of %llu bytes dropped for %u receivers",
+            static_cast<unsigned long long>(held), static_cast<unsigned long long>(bytes),
+            unsigned(would_take));
+        if (would_take > 0)
+            observer_.over_byte_bound(bytes, held, bound, true, first);
+        return SendOutcome::Done; // `keep` dies here, outside the lock
+    }
     head.seq = next_seq_++;
     head.caps_seq = caps_seq_;
-    auto msg = encode_frame(head, memories);
+    auto msg = encode_frame(head, memories, meta);
     if (!msg)
         return unexpected(std::move(msg).error());
     unsigned holders = 0;
@@ -485,8 +549,13 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
         Held h;
         h.keep = std::move(keep);
         h.holders = holders;
+        h.bytes = bytes;
         held_map_.emplace(head.seq, std::move(h));
         held_ = uint32_t(held_map_.size());
+        const uint64_t now = held_bytes_.load() + bytes;
+        held_bytes_ = now;
+        if (now > peak_held_bytes_.load())
+            peak_held_bytes_ = now;
     }
     // The serving thread removes dead receivers (and frees what they held).
     if (notify)

@@ -73,6 +73,13 @@ public:
     /// kind since start(), so a receiver retrying in a loop cannot flood the bus.
     virtual void refused(Refusal why, uint32_t max_clients, const std::string& receiver,
                          const std::string& path, bool first) noexcept = 0;
+    /// The frames held for receivers pin `held_bytes`, and a frame of `frame_bytes` more
+    /// would exceed `bound` (ServerConfig::max_held_bytes): without block it was `dropped` for
+    /// every receiver; with block its sender waits for releases (reported the first time
+    /// only). Called without the server's lock held; `first` is true for the first report
+    /// since start(), so a stream that keeps hitting the bound cannot flood the bus.
+    virtual void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound,
+                                 bool dropped, bool first) noexcept = 0;
 };
 
 struct ServerConfig {
@@ -83,6 +90,11 @@ struct ServerConfig {
     /// Receivers served at once; one more is disconnected before its greeting. Each pins up to
     /// max_pending frames (upstream buffers), so this bounds what receivers can hold.
     uint32_t max_clients = 64;
+    /// Bytes the frames held for receivers may pin at once (each frame counted once, however
+    /// many receivers hold it, by its memories' maxsize); 0: no bound in bytes. A frame that
+    /// would pass it waits for releases (block) or is dropped for every receiver; a frame
+    /// larger than the bound on its own is an error.
+    uint64_t max_held_bytes = 0;
 };
 
 /// Which step of start() failed, so the element can name it.
@@ -113,16 +125,22 @@ public:
     void stop() noexcept;
 
     void set_max_pending(uint32_t max_pending);
+    void set_max_held_bytes(uint64_t max_held_bytes);
     /// Each receiver gets new caps (a changed string) before its next frame.
     void set_caps(std::string caps);
 
     /// Sends one frame (head.seq and head.caps_seq are set here) with `fds` to every receiver
     /// that holds fewer than max-pending frames, keeping `keep` until all of them released it.
     /// wait_for_connection: wait for a first receiver instead of discarding the frame. block:
-    /// wait for every receiver to have room instead of dropping the frame for it.
+    /// wait for every receiver to have room, and for the held frames to leave room under
+    /// max_held_bytes, instead of dropping the frame. Errors: InsufficientCapacity when the
+    /// frame's memories alone exceed max_held_bytes (it could never be sent).
+    /// `meta` is the frame's meta section (encode_metas(), or empty); `fds` are the memories'
+    /// fds followed by the head.n_meta_fds meta fds it names.
     Result<SendOutcome> send_frame(FrameHead head, std::span<const MemoryRecord> memories,
                                    std::span<const int> fds, Keepalive keep,
-                                   bool wait_for_connection, bool block);
+                                   bool wait_for_connection, bool block,
+                                   std::span<const uint8_t> meta = {});
     void send_eos();
 
     /// Interrupts, until unlock_stop(), every wait of send_frame().
@@ -133,6 +151,9 @@ public:
     uint64_t sent() const noexcept { return sent_.load(); }
     uint64_t dropped() const noexcept { return dropped_.load(); }
     uint32_t held() const noexcept { return held_.load(); }
+    /// Bytes the held frames pin now, and the most they pinned since start().
+    uint64_t held_bytes() const noexcept { return held_bytes_.load(); }
+    uint64_t peak_held_bytes() const noexcept { return peak_held_bytes_.load(); }
     uint32_t peak_clients();
 
 private:
@@ -147,6 +168,7 @@ private:
     struct Held {
         Keepalive keep;
         unsigned holders = 0;
+        uint64_t bytes = 0;
     };
     using Graveyard = std::vector<Keepalive>;
 
@@ -157,6 +179,8 @@ private:
     void read_client_locked(Client& c, Graveyard& graveyard);
     void release_all_locked(Client& c, Graveyard& graveyard);
     void reap_dead_locked(Graveyard& graveyard);
+    void forget_held_locked(std::unordered_map<uint64_t, Held>::iterator it, Graveyard& graveyard);
+    bool fits_locked(uint64_t bytes) const noexcept;
     bool send_caps_locked(Client& c);
     bool logs(LogLevel level) const noexcept { return observer_.log_enabled(level); }
     void log(LogLevel level, const char* format, ...) noexcept
@@ -175,7 +199,9 @@ private:
     uint32_t max_pending_ = 2;
     int allowed_uid_ = -1;
     uint32_t max_clients_ = 64;
-    bool refused_once_[2] = {}; ///< per Refusal: reported since start()
+    uint64_t max_held_bytes_ = 0;
+    bool refused_once_[2] = {};    ///< per Refusal: reported since start()
+    bool over_bound_once_ = false; ///< an over_byte_bound() reported since start()
     /// Held open so that, with the fd table full, accept() can still take a connection off
     /// the backlog (and refuse it) instead of leaving it there with the listening socket
     /// readable, which would spin the serving thread.
@@ -193,6 +219,8 @@ private:
     std::atomic<uint64_t> sent_{0};
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint32_t> held_{0};
+    std::atomic<uint64_t> held_bytes_{0};
+    std::atomic<uint64_t> peak_held_bytes_{0};
 };
 
 } // namespace edgetensor::ipc

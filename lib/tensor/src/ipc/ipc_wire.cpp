@@ -186,16 +186,27 @@ Result<std::vector<uint8_t>> encode_caps(uint32_t caps_seq, const std::string& c
     return out;
 }
 
-Result<std::vector<uint8_t>> encode_frame(FrameHead head, std::span<const MemoryRecord> memories)
+Result<std::vector<uint8_t>> encode_frame(FrameHead head, std::span<const MemoryRecord> memories,
+                                          std::span<const uint8_t> meta)
 {
     if (memories.empty() || memories.size() > kMaxMemories)
         return make_error(ErrorCode::InvalidArgument,
                           "a frame holds 1 to " + std::to_string(kMaxMemories) + " memories, not " +
                               std::to_string(memories.size()));
+    const size_t body = sizeof(FrameHead) + memories.size_bytes() + meta.size();
+    if (kHeaderSize + body > kMaxMessage)
+        return make_error(ErrorCode::InvalidArgument,
+                          "a frame of " + std::to_string(kHeaderSize + body) +
+                              " bytes (its metas take " + std::to_string(meta.size()) +
+                              ") exceeds the " + std::to_string(kMaxMessage) +
+                              "-byte limit of a message");
     head.n_memories = uint32_t(memories.size());
-    auto out = with_header(MsgType::Frame, sizeof(FrameHead) + memories.size_bytes());
+    head.meta_bytes = uint32_t(meta.size());
+    auto out = with_header(MsgType::Frame, body);
     std::memcpy(out.data() + kHeaderSize, &head, sizeof(head));
     std::memcpy(out.data() + kFrameFixedSize, memories.data(), memories.size_bytes());
+    if (!meta.empty())
+        std::memcpy(out.data() + kFrameFixedSize + memories.size_bytes(), meta.data(), meta.size());
     return out;
 }
 
@@ -292,14 +303,25 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
         f.head = read_at<FrameHead>(bytes, kHeaderSize);
         if (auto r = check_frame_head(f.head); !r)
             return unexpected(std::move(r).error());
-        const size_t want = sizeof(FrameHead) + f.head.n_memories * sizeof(MemoryRecord);
+        const size_t records = f.head.n_memories * sizeof(MemoryRecord);
+        const size_t want = sizeof(FrameHead) + records + size_t(f.head.meta_bytes);
+        const std::string with_metas =
+            f.head.meta_bytes == 0
+                ? ""
+                : " and " + std::to_string(f.head.meta_bytes) + " bytes of metas";
         if (body != want)
-            return bad("FRAME of " + std::to_string(f.head.n_memories) + " memories needs " +
-                       std::to_string(want) + " body bytes, the record has " +
+            return bad("FRAME of " + std::to_string(f.head.n_memories) + " memories" + with_metas +
+                       " needs " + std::to_string(want) + " body bytes, the record has " +
                        std::to_string(body));
-        if (fds.size() != f.head.n_memories)
-            return bad("FRAME of " + std::to_string(f.head.n_memories) + " memories carries " +
-                       std::to_string(fds.size()) + " fds");
+        if (f.head.n_meta_fds > kMaxMetaFds)
+            return bad("FRAME with " + std::to_string(f.head.n_meta_fds) + " meta fds (at most " +
+                       std::to_string(kMaxMetaFds) + ")");
+        if (fds.size() != size_t(f.head.n_memories) + f.head.n_meta_fds)
+            return bad("FRAME of " + std::to_string(f.head.n_memories) + " memories" +
+                       (f.head.n_meta_fds == 0
+                            ? std::string()
+                            : " and " + std::to_string(f.head.n_meta_fds) + " meta fds") +
+                       " carries " + std::to_string(fds.size()) + " fds");
         for (uint32_t i = 0; i < f.head.n_memories; ++i) {
             f.memories[i] =
                 read_at<MemoryRecord>(bytes, kFrameFixedSize + i * sizeof(MemoryRecord));
@@ -312,8 +334,15 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
                 return bad("plane " + std::to_string(i) + " starts at byte " +
                            std::to_string(f.head.plane_offset[i]) + ", beyond the frame's " +
                            std::to_string(total) + " bytes");
+        auto metas = parse_metas(bytes.subspan(kFrameFixedSize + records, f.head.meta_bytes),
+                                 f.head.n_meta_fds);
+        if (!metas)
+            return unexpected(std::move(metas).error());
+        f.metas = std::move(*metas);
         for (uint32_t i = 0; i < f.head.n_memories; ++i)
             f.fds[i] = std::move(fds[i]);
+        for (uint32_t i = 0; i < f.head.n_meta_fds; ++i)
+            f.meta_fds[i] = std::move(fds[f.head.n_memories + i]);
         return m;
     }
     case MsgType::Release: {
@@ -404,6 +433,19 @@ Result<void> check_frame_fds(const Frame& frame)
         if (auto r = check_fd(frame.fds[i].get(), frame.memories[i]); !r)
             return make_error(r.error().code(),
                               "memory " + std::to_string(i) + ": " + r.error().message());
+    }
+    for (size_t i = 0; i < frame.metas.fds.size() && i < kMaxMetaFds; ++i) {
+        if (!frame.meta_fds[i])
+            return bad("meta fd " + std::to_string(i) + " is missing");
+        // The same kernel checks as a memory's fd: its kind, its size, and a memfd sealed
+        // against shrinking.
+        MemoryRecord as_memory;
+        as_memory.desc.kind = frame.metas.fds[i].kind;
+        as_memory.desc.capacity = frame.metas.fds[i].size;
+        as_memory.maxsize = frame.metas.fds[i].size;
+        if (auto r = check_fd(frame.meta_fds[i].get(), as_memory); !r)
+            return make_error(r.error().code(),
+                              "meta fd " + std::to_string(i) + ": " + r.error().message());
     }
     return {};
 }

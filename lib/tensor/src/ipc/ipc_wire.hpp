@@ -5,12 +5,14 @@
 //
 // One message per SOCK_SEQPACKET record: a 16-byte header, then a body whose layout the type
 // fixes. Every number is little-endian host order (both ends are one machine). fds travel as
-// SCM_RIGHTS ancillary data; a FRAME carries exactly one fd per memory record and every other
-// message none. Nothing a peer sends is trusted: parse() checks every field and length before
-// anything is used, and the fds it was handed are closed (they are UniqueFds) whenever it
-// refuses a message.
+// SCM_RIGHTS ancillary data; a FRAME carries exactly one fd per memory record, then its meta
+// fds (ipc_meta.hpp), and every other message none. Nothing a peer sends is trusted: parse() checks
+// every field and length before anything is used, and the fds it was handed are closed (they are
+// UniqueFds) whenever it refuses a message.
 
 #pragma once
+
+#include "ipc_meta.hpp"
 
 #include <edgetensor/error.hpp>
 #include <edgetensor/tensor_desc.h>
@@ -27,7 +29,8 @@ namespace edgetensor::ipc
 {
 
 inline constexpr uint32_t kMagic = 0x50495445u; ///< "ETIP" in memory order
-inline constexpr uint16_t kVersion = 1;
+/// 2: FRAME carries a meta section (GStreamer's tensor and analytics metas) and meta fds.
+inline constexpr uint16_t kVersion = 2;
 inline constexpr size_t kHeaderSize = 16;
 /// The largest record either side accepts (a FRAME is under 1 KiB; caps strings dominate).
 inline constexpr size_t kMaxMessage = 64 * 1024;
@@ -85,8 +88,10 @@ struct FrameHead {
     uint32_t n_planes = 0;   ///< 0 = no video meta; else the plane layout below is valid
     uint64_t plane_offset[kMaxPlanes] = {};
     int32_t plane_stride[kMaxPlanes] = {};
+    uint32_t meta_bytes = 0; ///< bytes of the meta section after the memory records (0: none)
+    uint32_t n_meta_fds = 0; ///< fds after the memories' that the meta section names
 };
-static_assert(sizeof(FrameHead) == 112);
+static_assert(sizeof(FrameHead) == 120);
 
 /// One GstMemory of the buffer: the tensor behind its fd, and the memory's window on it.
 struct MemoryRecord {
@@ -103,7 +108,9 @@ inline constexpr size_t kFrameFixedSize = kHeaderSize + sizeof(FrameHead);
 struct Frame {
     FrameHead head;
     std::array<MemoryRecord, kMaxMemories> memories{};
-    std::array<UniqueFd, kMaxMemories> fds; ///< fds[i] belongs to memories[i]
+    std::array<UniqueFd, kMaxMemories> fds;     ///< fds[i] belongs to memories[i]
+    FrameMetas metas;                           ///< parsed and checked meta section
+    std::array<UniqueFd, kMaxMetaFds> meta_fds; ///< meta_fds[i] is what metas.fds[i] describes
     /// Bytes of the frame as the receiver will see it: the memories' sizes added up.
     uint64_t total_size() const noexcept;
 };
@@ -122,8 +129,11 @@ struct Message {
 std::vector<uint8_t> encode_hello(const Hello& hello);
 /// Errors: InvalidArgument when the caps string exceeds kMaxCaps or holds a NUL byte.
 Result<std::vector<uint8_t>> encode_caps(uint32_t caps_seq, const std::string& caps);
-/// `memories` holds 1..kMaxMemories records; head.n_memories is set from it.
-Result<std::vector<uint8_t>> encode_frame(FrameHead head, std::span<const MemoryRecord> memories);
+/// `memories` holds 1..kMaxMemories records; head.n_memories is set from it, head.meta_bytes
+/// from `meta` (encode_metas()); head.n_meta_fds must be the count of meta fds it names.
+/// Errors: InvalidArgument when the record would exceed kMaxMessage.
+Result<std::vector<uint8_t>> encode_frame(FrameHead head, std::span<const MemoryRecord> memories,
+                                          std::span<const uint8_t> meta = {});
 /// 1..kMaxReleases seqs.
 Result<std::vector<uint8_t>> encode_release(std::span<const uint64_t> seqs);
 std::vector<uint8_t> encode_eos();
@@ -134,7 +144,8 @@ std::vector<uint8_t> encode_eos();
 /// any error they are closed when the vector dies); `truncated` says the kernel cut the record
 /// or its ancillary data (MSG_TRUNC / MSG_CTRUNC). Checks: size, magic, version, type, body
 /// length, fd count, every descriptor (version, kind, handle, ndim, dtype, shape, strides,
-/// flags, the bytes the strides address against capacity) and every memory window. Errors are
+/// flags, the bytes the strides address against capacity), every memory window and the meta
+/// section (parse_metas()). Errors are
 /// InvalidDescriptor with a message that names the field. Pure: no system call.
 Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds, bool truncated);
 
@@ -143,7 +154,8 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
 /// at least max(capacity, maxsize) bytes long. Errors name the fd's filesystem magic or size.
 Result<void> check_fd(int fd, const MemoryRecord& record);
 
-/// check_fd() for every memory of a parsed frame.
+/// check_fd() for every memory of a parsed frame, and for every meta fd against its kind and
+/// size.
 Result<void> check_frame_fds(const Frame& frame);
 
 /// Bytes a descriptor's shape and strides address (last element included), or an error when

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Cross-process A/B: tensoripcsink/src against unixfdsink/src and shmsink/shmsrc.
+
+Distinct frames from a producer's pool (tensortestsrc pattern=frame-counter; its gradient or
+videotestsrc pattern=ball with --producer: see PRODUCERS), NV12 1080p and 4K, each
+transport in whole processes, the transports alternated within every round (A B C, then C B A)
+so drift on a shared machine hits all alike. Two kinds of run:
+
+throughput  two gst-launch-1.0 processes at full speed (sync=false), every sink with
+            back-pressure (tensoripcsink block=true; shmsink and unixfdsink never drop); the
+            receiver takes N frames (num-buffers), and again N/5. Reported, over the 4N/5
+            frames between the two (steady state: start-up and the first touch of the pool's
+            pages left out): fps and CPU ms per frame, the sender's CPU time from the
+            receiver's start to its end (/proc/PID/schedstat, every thread) plus the
+            receiver's (its rusage, user + system). A "producer" row runs the same producer
+            into fakesink, one process, measured the same way: what drawing the frames costs,
+            so "net" = CPU - producer is what the transport costs.
+live        the same pipelines in two Python processes (Gst.parse_launch, no per-frame Python
+            on the throughput path) with a live producer at the caps' frame rate, started once
+            the receiver plays (so no backlog of its start-up is counted): the sender
+            stamps each frame's capture time (base time + PTS, CLOCK_MONOTONIC, the system
+            clock both processes share) into its first 8 bytes before the sink; the receiver
+            reads it on arrival at its sink. Reported: frames delivered of those sent, and the
+            receiver-visible latency p50/p99 (capture to arrival), the first 10 frames (the
+            receiver connecting and starting) left out.
+
+    bench/ipc_ab.py --build-dir build-compat-1.26            # 3 rounds, both sizes, both kinds
+    bench/ipc_ab.py --build-dir build --rounds 1 --quick     # a smoke run (CI-sized)
+    bench/ipc_ab.py --build-dir build --methods ipc,shm      # some of them (default: all here)
+    tools/compat-root.sh run 1.26 bench/ipc_ab.py --build-dir build-compat-1.26   # with unixfd
+
+No timing is asserted; the exit status is 0 unless a pipeline fails. Targets (issue 22 item 6)
+are printed beside the medians: CPU <= 0.8x unixfd's and <= 1/5 of shm's, latency no worse
+than unixfd's, every frame delivered.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SIZES = {"1080p": (1920, 1080), "4k": (3840, 2160)}
+METHODS = ("ipc", "unixfd", "shm")
+NAMES = {"ipc": "tensoripcsink/src", "unixfd": "unixfdsink/src", "shm": "shmsink/shmsrc",
+         "producer": "producer alone"}
+TICK = os.sysconf("SC_CLK_TCK")
+WARMUP = 10  # live frames left out of the latency figures
+
+
+def caps_of(size, fps):
+    w, h = SIZES[size]
+    return f"video/x-raw,format=NV12,width={w},height={h},framerate={fps}/1"
+
+
+# The producers: each writes every byte of every frame into a buffer of a pool (never the same
+# memory twice in a row, never a frozen frame). tensortestsrc, like a camera, fills its own pool
+# of fd memory whatever the sink proposes: pattern=frame-counter (every byte of frame n is n mod
+# 256: a memset, the cheapest whole-frame write, so the transport is most of what is measured;
+# the default) or its gradient (scrolls a pixel a frame). videotestsrc writes into what the sink
+# proposes (our pool, unixfdsink's GstShmAllocator memfds, shmsink's own area), but its ball
+# costs many times a transport's CPU per frame, which drowns the comparison.
+PRODUCERS = {
+    "counter": "tensortestsrc num-buffers={n} pattern=frame-counter is-live={live}",
+    "gradient": "tensortestsrc num-buffers={n} pattern=gradient is-live={live}",
+    "ball": "videotestsrc num-buffers={n} pattern=ball is-live={live}",
+}
+PRODUCER = "counter"
+
+
+def producer(size, frames, fps, live):
+    return (PRODUCERS[PRODUCER].format(n=frames, live=str(live).lower()) + " ! "
+            + caps_of(size, fps))
+
+
+def sink_of(method, sock, size):
+    if method == "ipc":
+        return (f"tensoripcsink socket-path={sock} sync=false wait-for-connection=true "
+                "block=true")
+    if method == "unixfd":
+        return f"unixfdsink socket-path={sock} sync=false wait-for-connection=true"
+    w, h = SIZES[size]
+    # Five frames of room; shmsink blocks (never drops) while its area is full.
+    return (f"shmsink socket-path={sock} sync=false wait-for-connection=true "
+            f"shm-size={w * h * 3 // 2 * 5 + 4096}")
+
+
+def src_of(method, sock, size, fps, frames=0):
+    n = f" num-buffers={frames}" if frames else ""
+    if method == "ipc":
+        return f"tensoripcsrc socket-path={sock}{n}"
+    if method == "unixfd":
+        return f"unixfdsrc socket-path={sock}{n}"
+    return f"shmsrc socket-path={sock}{n} is-live=true ! " + caps_of(size, fps)
+
+
+def cpu_of(pid):
+    """CPU seconds of a live process: the scheduler's nanosecond counts of its threads (all
+    alive while measured), else utime + stime in clock ticks (10 ms: too coarse for short
+    runs)."""
+    try:
+        total = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def wait_for(path, proc, timeout=30):
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        if os.path.exists(path):
+            return
+        if proc.poll() is not None:
+            raise RuntimeError(f"the sender exited ({proc.returncode}) before listening")
+        time.sleep(0.01)
+    raise RuntimeError(f"no socket at {path} after {timeout} s")
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+def launch(pipeline):
+    return ["gst-launch-1.0", "-q"] + shlex.split(pipeline)
+
+
+def throughput(method, size, frames, tmp, env, show):
+    """One throughput run; returns a dict of figures.
+
+    Steady state: each pair (or the producer alone) runs twice, taking N and N/5 frames, and
+    the figures are the difference over the 4N/5 frames between. That leaves out what does not
+    recur per frame: the processes' start-up, and the first touch of every page of the
+    producer's pool (12 MB a 4K buffer), which depends on how many buffers the receiver holds
+    at once and would otherwise be charged to the transport."""
+    few = max(frames // 5, 1)
+    if method == "producer":
+        def once(count):
+            cmd = launch(producer(size, count, 30, False) + " ! fakesink sync=false")
+            if show:
+                print("#   " + shlex.join(cmd), flush=True)
+            t0 = time.monotonic()
+            p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            _, status, ru = os.wait4(p.pid, 0)
+            wall = time.monotonic() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise RuntimeError(f"{shlex.join(cmd)}: {p.stderr.read().decode()[-2000:]}")
+            return wall, ru.ru_utime + ru.ru_stime, 0.0
+
+        many_run, few_run = once(frames), once(few)
+    else:
+        many_run = pair(method, size, frames, tmp, env, show)
+        few_run = pair(method, size, few, tmp, env, show)
+    n = frames - few
+    snd = max(many_run[1] - few_run[1], 0.0) * 1e3 / n
+    rcv = max(many_run[2] - few_run[2], 0.0) * 1e3 / n
+    return {"fps": n / max(many_run[0] - few_run[0], 1e-9), "cpu": snd + rcv, "snd": snd,
+            "rcv": rcv}
+
+
+def pair(method, size, frames, tmp, env, show):
+    """A sender and a receiver taking `frames`: (receiver wall s, sender CPU s while the
+    receiver ran, receiver CPU s)."""
+    sock = os.path.join(tmp, f"{method}.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    # The sender makes more frames than the receiver takes, so it never ends first.
+    tx_cmd = launch(producer(size, frames * 3, 30, False) + " ! " + sink_of(method, sock, size))
+    rx_cmd = launch(src_of(method, sock, size, 30, frames) + " ! fakesink sync=false")
+    if show:
+        print("#   " + shlex.join(tx_cmd) + "\n#   " + shlex.join(rx_cmd), flush=True)
+    tx = subprocess.Popen(tx_cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(sock, tx)
+        snd0 = cpu_of(tx.pid)
+        t0 = time.monotonic()
+        rx = subprocess.Popen(rx_cmd, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(rx.pid, 0)
+        wall = time.monotonic() - t0
+        snd1 = cpu_of(tx.pid)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"{shlex.join(rx_cmd)}: {rx.stderr.read().decode()[-2000:]}")
+    finally:
+        stop(tx)
+    return wall, snd1 - snd0, ru.ru_utime + ru.ru_stime
+
+
+# The live run's two sides, run as `ipc_ab.py --side sender|receiver PIPELINE ...`.
+def side(args):
+    import gi
+
+    gi.require_version("Gst", "1.0")
+    from gi.repository import Gst
+
+    Gst.init(None)
+    pipe = Gst.parse_launch(args.pipeline)
+    stamps = []
+    if args.side == "sender":
+        sink = pipe.get_by_name("sink")
+
+        def stamp(pad, info):
+            buf = info.get_buffer()
+            # Capture time on CLOCK_MONOTONIC, which the system clock of both processes is.
+            # The memory, not the buffer (which Python's reference makes unwritable), is mapped.
+            t = pipe.get_base_time() + buf.pts
+            mi = buf.peek_memory(0).map(Gst.MapFlags.WRITE)
+            if mi.__parent__ is not None:
+                mi.data[0:8] = t.to_bytes(8, "little")
+                mi.__parent__.unmap(mi)
+            return Gst.PadProbeReturn.OK
+
+        sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, stamp)
+    else:
+        sink = pipe.get_by_name("sink")
+
+        def arrive(pad, info):
+            now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            ok, m = info.get_buffer().map(Gst.MapFlags.READ)
+            if ok:
+                stamps.append(now - int.from_bytes(bytes(m.data[:8]), "little"))
+                info.get_buffer().unmap(m)
+            return Gst.PadProbeReturn.OK
+
+        sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, arrive)
+    # No backlog at the start: the sender listens (its sink is started in PAUSED, where a live
+    # source draws nothing) until the receiver is playing, and only then starts capturing; else
+    # the frames a slow-starting receiver missed queue up and count as latency.
+    if args.side == "sender":
+        pipe.set_state(Gst.State.PAUSED)
+        until = time.monotonic() + args.timeout
+        while not os.path.exists(args.ready) and time.monotonic() < until:
+            time.sleep(0.005)
+        pipe.set_state(Gst.State.PLAYING)
+    else:
+        pipe.set_state(Gst.State.PLAYING)
+        pipe.get_state(10 * Gst.SECOND)
+        open(args.ready, "w").close()
+    bus = pipe.get_bus()
+    msg = bus.timed_pop_filtered(args.timeout * Gst.SECOND,
+                                 Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    rc = 0
+    if msg is None or msg.type == Gst.MessageType.ERROR:
+        err = msg.parse_error()[0].message if msg else "timeout"
+        print(f"{args.side}: {err}", file=sys.stderr)
+        rc = 0 if args.side == "receiver" and msg is None else 1
+    pipe.set_state(Gst.State.NULL)
+    if args.side == "receiver":
+        print(json.dumps({"latencies": stamps}))
+    return rc
+
+
+def live(method, size, frames, fps, tmp, env, show):
+    sock = os.path.join(tmp, f"live-{method}.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    # Debian's interpreter, where python3-gi and python3-gst-1.0 live, even when another
+    # python3 comes first on PATH.
+    py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    me = [py, os.path.abspath(__file__)]
+    tx_pipe = producer(size, frames, fps, True) + " ! " + sink_of(method, sock, size).replace(
+        "sync=false", "name=sink sync=false")
+    # shmsrc sends no EOS: the receiver stops after what was sent, or at its timeout.
+    rx_pipe = (src_of(method, sock, size, fps, frames if method == "shm" else 0)
+               + " ! fakesink name=sink sync=false")
+    ready = os.path.join(tmp, f"live-{method}.ready")
+    if os.path.exists(ready):
+        os.unlink(ready)
+    tx_cmd = me + ["--side", "sender", "--ready", ready, "--timeout", str(frames // fps + 60),
+                   tx_pipe]
+    rx_cmd = me + ["--side", "receiver", "--ready", ready, "--timeout",
+                   str(frames // fps + 30), rx_pipe]
+    if show:
+        print("#   " + shlex.join(tx_cmd) + "\n#   " + shlex.join(rx_cmd), flush=True)
+    tx = subprocess.Popen(tx_cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(sock, tx)
+        rx = subprocess.run(rx_cmd, env=env, capture_output=True, text=True)
+        if rx.returncode != 0:
+            raise RuntimeError(f"{shlex.join(rx_cmd)}: {rx.stderr[-2000:]}")
+    finally:
+        stop(tx)
+    arrived = json.loads(rx.stdout.strip().splitlines()[-1])["latencies"]
+    # The first frames wait for the receiver to connect and start: not steady state.
+    lat = sorted(arrived[WARMUP:])
+    if not lat:
+        return {"delivered": len(arrived), "sent": frames, "p50": float("nan"),
+                "p99": float("nan")}
+    return {"delivered": len(arrived), "sent": frames,
+            "p50": lat[len(lat) // 2] / 1e6, "p99": lat[min(len(lat) - 1, len(lat) * 99 // 100)] / 1e6}
+
+
+def main():
+    global PRODUCER
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build-dir", default="build")
+    ap.add_argument("--rounds", type=int, default=3, help="A/B rounds (default 3)")
+    ap.add_argument("--sizes", default="1080p,4k")
+    ap.add_argument("--methods", default="auto",
+                    help="transports, comma-separated from ipc,unixfd,shm (default: those whose "
+                    "elements exist here; unixfd needs GStreamer 1.24+)")
+    ap.add_argument("--kinds", default="throughput,live")
+    ap.add_argument("--producer", default=PRODUCER, choices=sorted(PRODUCERS),
+                    help="what draws the frames (default counter: tensortestsrc pattern=frame-counter)")
+    ap.add_argument("--quick", action="store_true", help="few frames: a smoke run")
+    ap.add_argument("--frames", type=int, default=0,
+                    help="frames a throughput run takes (default 1500 at 1080p, 500 at 4K)")
+    ap.add_argument("--live-frames", type=int, default=0,
+                    help="frames a live run sends (default 300)")
+    ap.add_argument("--print-commands", action="store_true")
+    ap.add_argument("--side", choices=["sender", "receiver"], help=argparse.SUPPRESS)
+    ap.add_argument("--timeout", type=int, default=60, help=argparse.SUPPRESS)
+    ap.add_argument("--ready", help=argparse.SUPPRESS)
+    ap.add_argument("pipeline", nargs="?", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.side:
+        return side(args)
+
+    PRODUCER = args.producer
+    env = dict(os.environ)
+    plugins = os.path.join(os.path.abspath(args.build_dir), "gst")
+    env["GST_PLUGIN_PATH"] = plugins + os.pathsep + env.get("GST_PLUGIN_PATH", "")
+    env.setdefault("GST_DEBUG", "*:1")
+    if args.methods == "auto":
+        sinks = {"ipc": "tensoripcsink", "unixfd": "unixfdsink", "shm": "shmsink"}
+        methods = [m for m in METHODS
+                   if subprocess.run(["gst-inspect-1.0", sinks[m]], env=env,
+                                     capture_output=True).returncode == 0]
+    else:
+        methods = [m for m in args.methods.split(",") if m]
+    sizes = [s for s in args.sizes.split(",") if s]
+    kinds = [k for k in args.kinds.split(",") if k]
+    version = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True,
+                             text=True).stdout.splitlines()[1]
+    load = os.getloadavg()
+    print("# " + shlex.join(["bench/ipc_ab.py"] + sys.argv[1:]))
+    print(f"# {time.strftime('%Y-%m-%d', time.gmtime())} {os.uname().sysname} "
+          f"{os.uname().release}, {os.cpu_count()} CPUs, {version}, load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, producer {PRODUCER}")
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="et-ipc-ab-") as tmp:
+        for size in sizes:
+            n = args.frames or ({"1080p": 1500, "4k": 500}[size] if not args.quick else 30)
+            live_n = args.live_frames or (300 if not args.quick else 30)
+            for r in range(args.rounds):
+                order = methods if r % 2 == 0 else list(reversed(methods))
+                if "throughput" in kinds:
+                    for m in ["producer"] + order:
+                        res = throughput(m, size, n, tmp, env, args.print_commands)
+                        results.setdefault(("throughput", size, m), []).append(res)
+                        print(f"{size} throughput {NAMES[m]:18} round {r + 1}: "
+                              f"fps {res['fps']:7.0f}  cpu {res['cpu']:.3f} ms/frame "
+                              f"(sender {res['snd']:.3f}, receiver {res['rcv']:.3f})",
+                              flush=True)
+                if "live" in kinds:
+                    for m in order:
+                        res = live(m, size, live_n, 30, tmp, env, args.print_commands)
+                        results.setdefault(("live", size, m), []).append(res)
+                        print(f"{size} live       {NAMES[m]:18} round {r + 1}: "
+                              f"delivered {res['delivered']}/{res['sent']}  latency p50 "
+                              f"{res['p50']:.2f} ms p99 {res['p99']:.2f} ms", flush=True)
+
+    def med(kind, size, m, key):
+        v = [x[key] for x in results.get((kind, size, m), [])]
+        return statistics.median(v) if v else float("nan")
+
+    print("# medians")
+    for size in sizes:
+        if "throughput" in kinds:
+            base = med("throughput", size, "producer", "cpu")
+            for m in ["producer"] + methods:
+                c = med("throughput", size, m, "cpu")
+                print(f"{size} | {NAMES[m]} | fps {med('throughput', size, m, 'fps'):.0f} | "
+                      f"cpu {c:.3f} ms/frame | net of producer {c - base:.3f} | sender "
+                      f"{med('throughput', size, m, 'snd'):.3f} | receiver "
+                      f"{med('throughput', size, m, 'rcv'):.3f}")
+            if "ipc" in methods:
+                # Ratios within each round (the runs of a round are minutes apart at most, so
+                # drift of a shared machine cancels), then their median.
+                def ratios(other, net):
+                    out = []
+                    for r, ours in enumerate(results[("throughput", size, "ipc")]):
+                        theirs = results[("throughput", size, other)][r]["cpu"]
+                        base_r = results[("throughput", size, "producer")][r]["cpu"] if net else 0
+                        if theirs - base_r > 0:
+                            out.append((ours["cpu"] - base_r) / (theirs - base_r))
+                    return statistics.median(out) if out else float("nan")
+
+                for other, target in (("unixfd", 0.8), ("shm", 0.2)):
+                    if other in methods:
+                        print(f"{size} | cpu ipc/{other}: median of rounds {ratios(other, False):.2f} "
+                              f"(net of producer {ratios(other, True):.2f}); target <= {target}")
+        if "live" in kinds:
+            for m in methods:
+                print(f"{size} | {NAMES[m]} | delivered {med('live', size, m, 'delivered'):.0f}"
+                      f"/{med('live', size, m, 'sent'):.0f} | latency p50 "
+                      f"{med('live', size, m, 'p50'):.2f} ms | p99 "
+                      f"{med('live', size, m, 'p99'):.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

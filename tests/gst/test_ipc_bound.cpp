@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsink's bound in bytes on what receivers pin (max-held-bytes): a stalled receiver
+// gets what the bound allows and the rest is dropped with one warning that names the property;
+// with block=true every frame arrives and the bytes held never pass the bound; a frame larger
+// than the bound on its own is an error naming it.
+
+#include "fd_count.hpp"
+#include "ipc_test_util.hpp"
+
+#include <string>
+#include <thread>
+
+namespace edgetensor::test
+{
+namespace
+{
+
+class GstIpcBound : public ::testing::Test
+{
+protected:
+    static void SetUpTestSuite() { load_system_plugins(); }
+};
+
+// 64x32 NV12: 3,072 bytes a frame (the pool's memories may be a little larger).
+constexpr const char* kSmallNv12 = "video/x-raw,format=NV12,width=64,height=32,framerate=30/1";
+constexpr guint64 kBound = 10000; // two or three frames, never four
+
+guint64 u64_property(GstElement* e, const char* name)
+{
+    guint64 v = 0;
+    g_object_get(e, name, &v, nullptr);
+    return v;
+}
+
+guint uint_property(GstElement* e, const char* name)
+{
+    guint v = 0;
+    g_object_get(e, name, &v, nullptr);
+    return v;
+}
+
+// The sender's end of stream (or error, or warning) and, on the way, its EOS stats message's
+// peak-held-bytes (G_MAXUINT64 when none came).
+struct Ending {
+    MiniObjectPtr<GstMessage> message;
+    guint64 peak_held_bytes = G_MAXUINT64;
+};
+Ending wait_end(const Pipeline& tx, GstMessageType types)
+{
+    Ending e;
+    for (;;) {
+        auto m = tx.wait(GstMessageType(types | GST_MESSAGE_ELEMENT), 10s);
+        if (!m || GST_MESSAGE_TYPE(m.get()) != GST_MESSAGE_ELEMENT) {
+            e.message = std::move(m);
+            return e;
+        }
+        const GstStructure* s = gst_message_get_structure(m.get());
+        if (s && gst_structure_has_name(s, "tensoripcsink-stats"))
+            gst_structure_get_uint64(s, "peak-held-bytes", &e.peak_held_bytes);
+    }
+}
+
+TEST_F(GstIpcBound, DefaultIs256MiBAndZeroLiftsIt)
+{
+    GstObjectPtr<GstElement> sink(gst_element_factory_make("tensoripcsink", nullptr));
+    ASSERT_TRUE(sink);
+    EXPECT_EQ(u64_property(sink.get(), "max-held-bytes"), 256ull << 20);
+    g_object_set(sink.get(), "max-held-bytes", guint64(0), nullptr);
+    EXPECT_EQ(u64_property(sink.get(), "max-held-bytes"), 0u);
+    EXPECT_EQ(u64_property(sink.get(), "held-bytes"), 0u);
+}
+
+// A receiver that never pulls, with max-pending room for 8 frames: without the byte bound it
+// would pin 8; with it, what the bound allows, and the sender says which property dropped the
+// rest, once.
+TEST_F(GstIpcBound, AStalledReceiverPinsNoMoreThanTheBoundAndTheWarningNamesIt)
+{
+    const auto before = open_fds();
+    {
+        SocketDir dir;
+        Pipeline tx("tensortestsrc num-buffers=100 min-buffers=6 max-buffers=6 ! " +
+                    std::string(kSmallNv12) +
+                    " ! tensoripcsink name=sink max-pending=8 sync=false wait-for-connection=true "
+                    "max-held-bytes=" +
+                    std::to_string(kBound) + " socket-path=" + dir.path());
+        Pipeline rx("tensoripcsrc socket-path=" + dir.path() +
+                    " ! appsink name=out sync=false max-buffers=1 enable-last-sample=false");
+        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+        GstElement* sink = tx.by_name("sink");
+        auto warning = tx.wait(GST_MESSAGE_WARNING, 10s);
+        ASSERT_TRUE(warning) << "no warning about the bound";
+        const std::string text = message_text(warning.get());
+        EXPECT_NE(text.find("max-held-bytes"), std::string::npos) << text;
+        EXPECT_NE(text.find(std::to_string(kBound)), std::string::npos) << text;
+        EXPECT_LE(u64_property(sink, "held-bytes"), kBound);
+        auto end =
+            wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING));
+        ASSERT_TRUE(end.message) << "a stalled receiver must not stall the sender";
+        EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
+            << "one warning per start: " << message_text(end.message.get());
+        EXPECT_LE(u64_property(sink, "held-bytes"), kBound);
+        EXPECT_LE(uint_property(sink, "held"), 3u);
+        EXPECT_EQ(u64_property(sink, "dropped") + u64_property(sink, "sent"), 100u);
+        EXPECT_GT(u64_property(sink, "dropped"), 90u);
+        EXPECT_LE(end.peak_held_bytes, kBound);
+        EXPECT_GT(end.peak_held_bytes, 0u);
+        rx.stop();
+        EXPECT_TRUE(eventually([&] { return u64_property(sink, "held-bytes") == 0; }, 2s));
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
+// block=true: frames wait for releases instead; every one arrives, in order, and the sink
+// never held more than the bound.
+TEST_F(GstIpcBound, BlockDeliversEveryFrameWithinTheBound)
+{
+    SocketDir dir;
+    Pipeline tx("tensortestsrc num-buffers=60 pattern=frame-counter min-buffers=6 max-buffers=6 "
+                "! " +
+                std::string(kSmallNv12) +
+                " ! tensoripcsink name=sink max-pending=8 block=true sync=false "
+                "wait-for-connection=true max-held-bytes=" +
+                std::to_string(kBound) + " socket-path=" + dir.path());
+    Pipeline rx("tensoripcsrc socket-path=" + dir.path() +
+                " ! appsink name=out sync=false max-buffers=4 enable-last-sample=false");
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+    GstElement* sink = tx.by_name("sink");
+    for (guint64 n = 0; n < 60; ++n) {
+        MiniObjectPtr<GstSample> s(gst_app_sink_try_pull_sample(out, 5 * GST_SECOND));
+        ASSERT_TRUE(s) << "frame " << n;
+        EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(s.get())), n);
+        EXPECT_LE(u64_property(sink, "held-bytes"), kBound);
+    }
+    auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    ASSERT_TRUE(end.message);
+    EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
+        << message_text(end.message.get());
+    EXPECT_EQ(u64_property(sink, "dropped"), 0u);
+    EXPECT_EQ(u64_property(sink, "sent"), 60u);
+    EXPECT_LE(end.peak_held_bytes, kBound);
+    EXPECT_GT(end.peak_held_bytes, 0u);
+}
+
+TEST_F(GstIpcBound, AFrameLargerThanTheBoundIsAnErrorNamingIt_Negative)
+{
+    SocketDir dir;
+    Pipeline tx("tensortestsrc num-buffers=10 ! " + std::string(kSmallNv12) +
+                " ! tensoripcsink sync=false wait-for-connection=true max-held-bytes=1000 "
+                "socket-path=" +
+                dir.path());
+    Pipeline rx("tensoripcsrc socket-path=" + dir.path() + " ! fakesink sync=false");
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    auto m = tx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR), 10s);
+    ASSERT_TRUE(m);
+    ASSERT_EQ(GST_MESSAGE_TYPE(m.get()), GST_MESSAGE_ERROR);
+    const std::string text = message_text(m.get());
+    EXPECT_NE(text.find("max-held-bytes"), std::string::npos) << text;
+    EXPECT_NE(text.find("1000"), std::string::npos) << text;
+}
+
+} // namespace
+} // namespace edgetensor::test
