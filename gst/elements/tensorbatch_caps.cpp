@@ -4,6 +4,7 @@
 
 #include "tensorbatch_caps.hpp"
 
+#include "convert_input_caps.hpp"
 #include "glib_raii.hpp"
 #include "tensor_caps.hpp"
 
@@ -14,11 +15,8 @@
 namespace edgetensor::gst::tensorbatch
 {
 
-// What tensorconvert reads (convert_format_from_name() spells them so), any size it takes.
-#define SINK_FORMATS                                                                               \
-    "{ NV12, NV21, NV16, NV24, I420, YUY2, UYVY, VYUY, RGB, BGR, RGBA, BGRA, RGBx, BGRx, "         \
-    "GRAY8, RGBP }"
-#define SIZE_RANGE "(int) [ 1, 16384 ]"
+#define SINK_FORMATS EDGETENSOR_CONVERT_SINK_FORMATS
+#define SIZE_RANGE EDGETENSOR_CONVERT_SIZE_RANGE
 
 GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,

@@ -4,6 +4,7 @@
 
 #include "tensorconvert_caps.hpp"
 
+#include "convert_input_caps.hpp"
 #include "dma_drm.hpp"
 #include "glib_raii.hpp"
 #include "internal.hpp"
@@ -22,11 +23,8 @@ GST_DEBUG_CATEGORY_EXTERN(gst_tensor_convert_debug);
 namespace edgetensor::gst::tensorconvert
 {
 
-// Every format the engine reads (GStreamer spelling, as convert_format_from_name() takes it).
-#define SINK_FORMATS                                                                               \
-    "{ NV12, NV21, NV16, NV24, I420, YUY2, UYVY, VYUY, RGB, BGR, RGBA, BGRA, RGBx, BGRx, "         \
-    "GRAY8, RGBP }"
-#define SIZE_RANGE "(int) [ 1, 16384 ]"
+#define SINK_FORMATS EDGETENSOR_CONVERT_SINK_FORMATS
+#define SIZE_RANGE EDGETENSOR_CONVERT_SIZE_RANGE
 
 GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
