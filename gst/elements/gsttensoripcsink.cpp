@@ -55,16 +55,16 @@
 #include "internal.hpp"
 #include "ipc_server.hpp"
 #include "ipc_wire.hpp"
-#include "pool_negotiation.hpp"
 #include "tensoripc_common.hpp"
 #include "tensoripc_metas.hpp"
+#include "tensoripcsink_allocation.hpp"
 #include "tensoripcsink_frame.hpp"
+#include "tensoripcsink_observer.hpp"
 #include "tensoripcsink_properties.hpp"
 #include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -84,127 +84,8 @@ namespace eg = edgetensor::gst;
 namespace ipc = edgetensor::ipc;
 using namespace edgetensor::gst::tensoripcsink;
 
-constexpr guint COPY_POOL_MIN_BUFFERS = 2;
-constexpr guint PROPOSED_MIN_BUFFERS = 2;
-
 GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(EDGETENSOR_TENSOR_IPC_CAPS));
-
-// The server's log goes to this element's debug category, its refusals to the bus.
-class Observer final : public ipc::ServerObserver
-{
-public:
-    explicit Observer(GstTensorIpcSink* self) : self_(self) {}
-
-    bool log_enabled(edgetensor::LogLevel level) const noexcept override
-    {
-        return gst_debug_category_get_threshold(GST_CAT_DEFAULT) >= eg::gst_debug_level(level);
-    }
-
-    void log(edgetensor::LogLevel level, const std::string& message) noexcept override
-    {
-        GST_CAT_LEVEL_LOG(GST_CAT_DEFAULT, eg::gst_debug_level(level), self_, "%s",
-                          message.c_str());
-    }
-
-    void refused_uid(const ipc::PeerCredentials& peer, int allowed_uid, const std::string& receiver,
-                     const std::string& path) noexcept override
-    {
-        GST_ELEMENT_WARNING(
-            self_, RESOURCE, OPEN_READ_WRITE,
-            ("Refused a receiver of uid %u: allowed-uid is %d.", guint(peer.uid), allowed_uid),
-            ("receiver %s on %s", receiver.c_str(), path.c_str()));
-    }
-
-    // Posted once per start and reason: a receiver that retries in a loop must not flood the
-    // bus. Later refusals are logged.
-    void refused(ipc::Refusal why, uint32_t max_clients, const std::string& receiver,
-                 const std::string& path, bool first) noexcept override
-    {
-        const bool fds = why == ipc::Refusal::NoFds;
-        if (!first) {
-            GST_WARNING_OBJECT(self_, "refused receiver %s on %s: %s", receiver.c_str(),
-                               path.c_str(),
-                               fds ? "out of file descriptors" : "max-clients are connected");
-            return;
-        }
-        if (fds) {
-            rlimit rl{};
-            ::getrlimit(RLIMIT_NOFILE, &rl);
-            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
-                                ("Refused a receiver: this process is out of file descriptors "
-                                 "(RLIMIT_NOFILE %llu).",
-                                 static_cast<unsigned long long>(rl.rlim_cur)),
-                                ("receiver %s on %s; later refusals are logged only; raise the "
-                                 "limit (ulimit -n) or lower max-pending / max-clients",
-                                 receiver.c_str(), path.c_str()));
-        } else {
-            GST_ELEMENT_WARNING(
-                self_, RESOURCE, OPEN_READ_WRITE,
-                ("Refused a receiver: max-clients (%u) receivers are connected.", max_clients),
-                ("receiver %s on %s; later refusals are logged only", receiver.c_str(),
-                 path.c_str()));
-        }
-    }
-
-    // Posted once per start: a stream that keeps hitting the bound must not flood the bus.
-    // Later drops are logged.
-    void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound, bool dropped,
-                         bool first) noexcept override
-    {
-        const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
-        if (!first) {
-            GST_INFO_OBJECT(self_,
-                            "dropped a buffer of %llu bytes: receivers hold %llu of "
-                            "max-held-bytes %llu",
-                            u(frame_bytes), u(held_bytes), u(bound));
-            return;
-        }
-        if (dropped)
-            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
-                                ("Dropped a buffer: receivers hold %llu bytes, and %llu more "
-                                 "would pass max-held-bytes (%llu).",
-                                 u(held_bytes), u(frame_bytes), u(bound)),
-                                ("later drops are counted in \"dropped\" and logged only; raise "
-                                 "max-held-bytes, lower max-pending, or set block=true to wait "
-                                 "for releases instead"));
-        else
-            GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
-                                ("Waiting for receivers to release buffers: they hold %llu "
-                                 "bytes, and %llu more would pass max-held-bytes (%llu).",
-                                 u(held_bytes), u(frame_bytes), u(bound)),
-                                ("block=true: the stream slows down to what receivers release; "
-                                 "later waits are not reported"));
-    }
-
-private:
-    GstTensorIpcSink* self_;
-};
-
-// The pools tensoripcsink makes (the one it proposes upstream and the one it copies into):
-// frames described by GstVideoMeta (writers map them with gst_video_frame_map()).
-eg::PoolPolicy pool_policy(guint min)
-{
-    eg::PoolPolicy p;
-    p.min_buffers = min;
-    p.max_buffers = 0;
-    p.unbounded_because = "tensoripcsink holds buffers for its receivers: max-held-bytes, "
-                          "max-clients and max-pending bound them";
-    p.default_layout_unless_peer_reads_meta = false;
-    return p;
-}
-
-// Memory without an fd is copied into a pool of ours (copy-mode=auto) or refused (never).
-eg::CopyPolicy copy_policy()
-{
-    eg::CopyPolicy p;
-    p.action = "pass";
-    p.acting = "passing";
-    p.done = "passed";
-    p.offer = "the edgetensor pool tensoripcsink proposes";
-    p.pool = pool_policy(COPY_POOL_MIN_BUFFERS);
-    return p;
-}
 
 struct Streaming {
     eg::StreamLayoutPtr layout; // null before caps
@@ -561,14 +442,6 @@ gboolean gst_tensor_ipc_sink_query(GstBaseSink* sink, GstQuery* query)
     return GST_BASE_SINK_CLASS(gst_tensor_ipc_sink_parent_class)->query(sink, query);
 }
 
-gboolean gst_tensor_ipc_sink_propose_allocation(GstBaseSink* sink, GstQuery* query)
-{
-    eg::guarded(sink, "propose_allocation", [&] {
-        eg::propose_pool(GST_ELEMENT(sink), query, pool_policy(PROPOSED_MIN_BUFFERS), {});
-    });
-    return TRUE;
-}
-
 GstFlowReturn gst_tensor_ipc_sink_render(GstBaseSink* sink, GstBuffer* buffer)
 {
     return eg::guarded(sink, "render", GST_FLOW_ERROR,
@@ -629,7 +502,7 @@ static void gst_tensor_ipc_sink_class_init(GstTensorIpcSinkClass* klass)
     bs->start = gst_tensor_ipc_sink_start;
     bs->stop = gst_tensor_ipc_sink_stop;
     bs->set_caps = gst_tensor_ipc_sink_set_caps;
-    bs->propose_allocation = gst_tensor_ipc_sink_propose_allocation;
+    bs->propose_allocation = propose_allocation;
     bs->render = gst_tensor_ipc_sink_render;
     bs->unlock = gst_tensor_ipc_sink_unlock;
     bs->unlock_stop = gst_tensor_ipc_sink_unlock_stop;
