@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // tensorinfer: a model run on our tensors where they lie (edgetensor::InferSession). The
-// GstBaseTransform adapter; caps in tensorinfer_caps, the input's way to the runtime in
+// GstBaseTransform adapter; the per-buffer run in tensorinfer_run, the state both share in
+// tensorinfer_element.hpp, caps in tensorinfer_caps, the input's way to the runtime in
 // tensorinfer_input, output pools in tensorinfer_outputs, output ids in tensorinfer_naming,
 // boxes onto the frame in tensorinfer_boxes, properties in tensorinfer_properties.
 
@@ -48,22 +49,21 @@
 
 #include "attached_tensors.hpp"
 #include "glib_raii.hpp"
-#include "gst_tensor_meta.hpp"
 #include "internal.hpp"
 #include "pool_negotiation.hpp"
-#include "tensorinfer_boxes.hpp"
 #include "tensorinfer_caps.hpp"
+#include "tensorinfer_element.hpp"
 #include "tensorinfer_input.hpp"
 #include "tensorinfer_naming.hpp"
 #include "tensorinfer_outputs.hpp"
 #include "tensorinfer_properties.hpp"
+#include "tensorinfer_run.hpp"
 #include "vfunc_guard.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 
 #include <edgetensor/infer.hpp>
 
-#include <atomic>
 #include <cerrno>
 #include <memory>
 #include <mutex>
@@ -71,7 +71,7 @@
 #include <string>
 #include <utility>
 
-GST_DEBUG_CATEGORY_STATIC(gst_tensor_infer_debug);
+GST_DEBUG_CATEGORY(gst_tensor_infer_debug);
 #define GST_CAT_DEFAULT gst_tensor_infer_debug
 
 namespace
@@ -83,58 +83,15 @@ namespace ti = edgetensor::gst::tensorinfer;
 
 constexpr const char* kStatsName = "edgetensor-infer-stats";
 
-// What the model is, for caps and statistics: replaced at start and stop, read from any thread
-// under info_mu (never held across a run).
-struct ModelInfo {
-    std::shared_ptr<et::InferSession> session;
-    std::shared_ptr<const ti::ModelCaps> caps;
-    std::string runtime_version;
-    std::string backend;
-    std::string execution_provider;
-    // The session's counters when it was closed (stop): readable until the next start.
-    et::InferStats closed_stats;
-
-    et::InferStats stats() const { return session ? session->stats() : closed_stats; }
-};
-
-// The streaming thread's state, under mu.
-struct Streaming {
-    bool frame_mode = false;
-    ti::InputSource input;
-    ti::OutputPools outputs;
-    // Frame mode: the rider's dtype and shape last checked against the model.
-    std::optional<std::pair<et::DType, et::Shape>> checked;
-    bool warned_input_copy = false;
-    bool warned_output_copy = false;
-    guint64 last_output_copies = 0;
-};
-
-// One C++ state object per element: settings under the object lock, the model under info_mu,
-// streaming state under mu; counters are atomics, so property reads never wait for a run.
-struct State {
-    ti::Settings settings;
-    std::mutex info_mu;
-    ModelInfo info;
-    std::mutex mu;
-    Streaming streaming;
-    std::atomic<guint64> frames{0};
-    std::atomic<guint64> element_copies{0};
-    // What the runtime needs of an input buffer (propose_allocation), set at start.
-    std::atomic<size_t> trailing_bytes{0};
-
-    ModelInfo model()
-    {
-        std::lock_guard<std::mutex> lock(info_mu);
-        return info;
-    }
-};
+// The element's state (tensorinfer_element.hpp), shared with tensorinfer_run.cpp.
+using ti::code_of;
+using ti::ModelInfo;
+using ti::settings_snapshot;
+using ti::State;
+using ti::state_of;
+using ti::Streaming;
 
 } // namespace
-
-struct _GstTensorInfer {
-    GstBaseTransform parent;
-    State* state;
-};
 
 G_DEFINE_TYPE(GstTensorInfer, gst_tensor_infer, GST_TYPE_BASE_TRANSFORM)
 GST_ELEMENT_REGISTER_DEFINE(tensorinfer, "tensorinfer", GST_RANK_NONE, GST_TYPE_TENSOR_INFER)
@@ -176,22 +133,6 @@ GType gst_tensor_infer_copy_mode_get_type(void)
 
 namespace
 {
-
-State& state_of(gpointer self)
-{
-    return *GST_TENSOR_INFER(self)->state;
-}
-
-ti::Settings settings_snapshot(GstTensorInfer* self)
-{
-    eg::ObjectLockGuard lock(self);
-    return state_of(self).settings;
-}
-
-std::string code_of(const et::Error& e)
-{
-    return std::string(et::error_code_name(e.code()));
-}
 
 // ---- statistics ----------------------------------------------------------------------------
 
@@ -511,170 +452,11 @@ GstFlowReturn gst_tensor_infer_prepare_output_buffer(GstBaseTransform* trans, Gs
     return GST_FLOW_OK;
 }
 
-// ---- the run -------------------------------------------------------------------------------
-
-// After a run: copies are counted (the session's and ours) and said once; copy-mode=never
-// refuses an input the runtime could not read in place.
-GstFlowReturn account_copies(GstTensorInfer* self, Streaming& s, et::InferSession& session,
-                             const ti::Settings& set, const ti::Input& input)
-{
-    const et::InferInputBinding b = session.input_binding(0);
-    if (b.kind == et::InferBinding::Copied) {
-        if (set.copy_mode == GST_TENSOR_INFER_COPY_NEVER) {
-            GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                              ("The runtime cannot read the input where it lies (%s), and "
-                               "copy-mode is \"never\".",
-                               b.reason.c_str()),
-                              ("model %s", session.model_path().c_str()));
-            return GST_FLOW_ERROR;
-        }
-        if (!std::exchange(s.warned_input_copy, true))
-            GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                                ("Copying the input: the runtime cannot read it where it lies "
-                                 "(%s); every copy is counted (property \"copies\").",
-                                 b.reason.c_str()),
-                                ("model %s, input from %s memory", session.model_path().c_str(),
-                                 std::string(et::memory_name(input.tensor.memory())).c_str()));
-    }
-    const guint64 out_copies = session.stats().output_copies;
-    if (out_copies > s.last_output_copies && !std::exchange(s.warned_output_copy, true))
-        GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                            ("Copying outputs: an output of model '%s' has a shape known only "
-                             "after the run, so the runtime allocates it and it is copied out; "
-                             "every copy is counted (property \"copies\").",
-                             session.model_path().c_str()),
-                            (nullptr));
-    s.last_output_copies = out_copies;
-    return GST_FLOW_OK;
-}
-
-GstFlowReturn run_impl(GstTensorInfer* self, GstBuffer* inbuf, GstBuffer* outbuf)
-{
-    State& st = state_of(self);
-    const ti::Settings set = settings_snapshot(self);
-    const ModelInfo m = st.model();
-    if (!m.session || !m.caps) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorinfer has no model open."), (nullptr));
-        return GST_FLOW_NOT_NEGOTIATED;
-    }
-    et::InferSession& session = *m.session;
-    const ti::ModelCaps& mc = *m.caps;
-    const auto mode = eg::CopyMode(set.copy_mode);
-
-    std::lock_guard<std::mutex> lock(st.mu);
-    Streaming& s = st.streaming;
-    ti::Input input;
-    const guint64 copies_before = s.input.copies();
-    GstFlowReturn ret;
-    if (s.frame_mode) {
-        bool found = false;
-        ret = s.input.from_frame(GST_ELEMENT(self), mode, inbuf, mc.input.name, &input, &found);
-        if (ret == GST_FLOW_OK && !found) {
-            GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                              ("A frame reached tensorinfer with no tensor riding on it."),
-                              ("put tensorconvert output-mode=meta upstream (or feed "
-                               "other/tensors); frame %" GST_PTR_FORMAT,
-                               inbuf));
-            return GST_FLOW_ERROR;
-        }
-        if (ret == GST_FLOW_OK) {
-            auto key = std::make_pair(input.tensor.dtype(), input.tensor.shape());
-            if (s.checked != key) {
-                if (auto ok = session.check_input(0, key.first, key.second); !ok) {
-                    GST_ELEMENT_ERROR(
-                        self, STREAM, FORMAT, ("%s", ok.error().message().c_str()),
-                        ("the tensor riding on the frame as \"%s\"", input.attached_id.c_str()));
-                    return GST_FLOW_ERROR;
-                }
-                s.checked = key;
-            }
-        }
-    } else {
-        ret = s.input.from_tensor_buffer(GST_ELEMENT(self), mode, inbuf, &input);
-    }
-    st.element_copies += s.input.copies() - copies_before;
-    if (ret != GST_FLOW_OK)
-        return ret;
-
-    ti::RunOutputs run;
-    if ((ret = s.outputs.acquire(GST_ELEMENT(self), &run)) != GST_FLOW_OK)
-        return ret;
-    if (auto r = session.run_into(std::span(&input.tensor, 1), run.tensors); !r) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", r.error().message().c_str()),
-                          ("edgetensor error %s", code_of(r.error()).c_str()));
-        return GST_FLOW_ERROR;
-    }
-    if ((ret = account_copies(self, s, session, set, input)) != GST_FLOW_OK)
-        return ret;
-
-    if (s.frame_mode && set.map_boxes && input.transform) {
-        for (size_t i = 0; i < mc.outputs.size(); ++i) {
-            et::TensorDyn& t = run.tensors[i];
-            if (mc.naming.outputs[i].boxes == ti::BoxFormat::None || !t.is_valid())
-                continue;
-            if (auto r = ti::map_boxes(mc.naming.outputs[i].boxes, t, t.shape(), *input.transform);
-                !r)
-                GST_WARNING_OBJECT(self, "boxes of output '%s' left as they are: %s",
-                                   mc.outputs[i].name.c_str(), r.error().message().c_str());
-        }
-    }
-    auto records = s.outputs.records(mc, run);
-    if (!records) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED,
-                          ("Cannot hand the outputs on: %s", records.error().message().c_str()),
-                          (nullptr));
-        return GST_FLOW_ERROR;
-    }
-
-    if (s.frame_mode) {
-        // The input has been read: it leaves the frame (its pool buffer goes back now) and the
-        // outputs ride on instead.
-        if (!input.attached_id.empty())
-            eg::detach_tensor(outbuf, input.attached_id);
-        std::vector<eg::AttachedTensor> riders;
-        for (auto& r : *records)
-            riders.push_back(eg::AttachedTensor{std::move(r), std::nullopt});
-        if (auto r = eg::attach_tensors(outbuf, std::move(riders), true); !r)
-            GST_WARNING_OBJECT(self, "no GstTensorMeta for the outputs: %s",
-                               r.error().message().c_str());
-    } else {
-        // other/tensors: each output as the caps said (a dynamic batch is the input's).
-        const auto& shapes = s.outputs.shapes();
-        for (size_t i = 0; i < records->size(); ++i) {
-            const auto& r = (*records)[i];
-            if (i < shapes.size() && shapes[i] &&
-                et::Shape(r.dims.begin(), r.dims.end()) != *shapes[i]) {
-                GST_ELEMENT_ERROR(
-                    self, STREAM, FAILED,
-                    ("Output '%s' of model '%s' came out %s; its caps say %s.",
-                     mc.outputs[i].name.c_str(), session.model_path().c_str(),
-                     et::infer_shape_string(std::vector<int64_t>(r.dims.begin(), r.dims.end()))
-                         .c_str(),
-                     eg::dimensions_string(*shapes[i]).c_str()),
-                    (nullptr));
-                return GST_FLOW_ERROR;
-            }
-        }
-        for (const auto& r : *records)
-            gst_buffer_append_memory(outbuf, gst_buffer_get_memory(r.data.get(), 0));
-        if (eg::have_gst_tensor_meta())
-            if (auto r = eg::add_gst_tensor_meta(outbuf, *records); !r)
-                GST_WARNING_OBJECT(self, "no GstTensorMeta for the outputs: %s",
-                                   r.error().message().c_str());
-        if (records->size() == 1)
-            gst_buffer_add_edge_tensor_meta(outbuf, nullptr, FALSE);
-    }
-    st.frames++;
-    GST_LOG_OBJECT(self, "run %" G_GUINT64_FORMAT ": input %s", st.frames.load(),
-                   std::string(et::infer_binding_name(session.input_binding(0).kind)).c_str());
-    return GST_FLOW_OK;
-}
-
 GstFlowReturn gst_tensor_infer_transform(GstBaseTransform* trans, GstBuffer* inbuf,
                                          GstBuffer* outbuf)
 {
     return eg::guarded(trans, "transform", GST_FLOW_ERROR,
-                       [&] { return run_impl(GST_TENSOR_INFER(trans), inbuf, outbuf); });
+                       [&] { return ti::run_buffer(GST_TENSOR_INFER(trans), inbuf, outbuf); });
 }
 
 GstFlowReturn gst_tensor_infer_transform_ip(GstBaseTransform* trans, GstBuffer* buf)
