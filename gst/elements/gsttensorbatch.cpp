@@ -46,9 +46,11 @@
 #include "tensorbatch_aggregate.hpp"
 #include "tensorbatch_caps.hpp"
 #include "tensorbatch_element.hpp"
+#include "tensorbatch_lifecycle.hpp"
 #include "tensorbatch_pad.hpp"
 #include "tensorbatch_pool.hpp"
 #include "tensorbatch_properties.hpp"
+#include "tensorbatch_slots.hpp"
 #include "tensorbatch_stats.hpp"
 #include "vfunc_guard.hpp"
 
@@ -58,10 +60,7 @@
 
 #include <edgetensor/convert.hpp>
 
-#include <algorithm>
-#include <cstring>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,6 +94,11 @@ G_DEFINE_TYPE(GstTensorBatchPad, gst_tensor_batch_pad, GST_TYPE_AGGREGATOR_PAD)
 G_DEFINE_TYPE(GstTensorBatch, gst_tensor_batch, GST_TYPE_AGGREGATOR)
 GST_ELEMENT_REGISTER_DEFINE(tensorbatch, "tensorbatch", GST_RANK_NONE, GST_TYPE_TENSOR_BATCH)
 
+gpointer edgetensor::gst::tensorbatch::parent_class()
+{
+    return gst_tensor_batch_parent_class;
+}
+
 static void gst_tensor_batch_pad_finalize(GObject* object)
 {
     auto* pad = GST_TENSOR_BATCH_PAD(object);
@@ -118,24 +122,6 @@ static void gst_tensor_batch_pad_init(GstTensorBatchPad* pad)
 
 namespace
 {
-
-// The number in "sink_%u".
-guint pad_number(GstPad* pad)
-{
-    const char* name = GST_PAD_NAME(pad);
-    const char* digits = name ? std::strrchr(name, '_') : nullptr;
-    return digits ? guint(g_ascii_strtoull(digits + 1, nullptr, 10)) : 0;
-}
-
-std::optional<guint> take_slot(Streaming& st)
-{
-    for (guint i = 0; i < st.slots.size(); ++i)
-        if (!st.slots[i]) {
-            st.slots[i] = true;
-            return i;
-        }
-    return std::nullopt;
-}
 
 // The warning that a pad's colorimetry was assumed, once per pad and assumption.
 void note_assumed_colorimetry(tb::PadStream& ps, GstPad* pad, const tb::PadInput& in, GstCaps* caps,
@@ -404,174 +390,6 @@ GstClockTime gst_tensor_batch_get_next_time(GstAggregator* agg)
     return earliest;
 }
 
-// ---- pads ----------------------------------------------------------------------------------
-
-GstAggregatorPad* gst_tensor_batch_create_new_pad(GstAggregator* agg, GstPadTemplate* templ,
-                                                  const gchar* req_name, const GstCaps* caps)
-{
-    auto* self = GST_TENSOR_BATCH(agg);
-    GstAggregatorPad* pad = GST_AGGREGATOR_CLASS(gst_tensor_batch_parent_class)
-                                ->create_new_pad(agg, templ, req_name, caps);
-    if (!pad)
-        return nullptr;
-    // A pad refused, or why (an exception's message from the guard).
-    const std::string refused = eg::guarded(
-        agg, "create_new_pad", [](const char* what) { return std::string(what ? what : "?"); },
-        [&]() -> std::string {
-            std::string why;
-            const tb::Settings s = settings_snapshot(self);
-            auto* bp = GST_TENSOR_BATCH_PAD(pad);
-            bp->stream = new tb::PadStream(pad_number(GST_PAD(pad)));
-            guint existing;
-            {
-                eg::ObjectLockGuard lock(self);
-                existing = GST_ELEMENT(self)->numsinkpads;
-            }
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            Streaming& st = state_of(self).st;
-            if (s.mode == GST_TENSOR_BATCH_MODE_ROI && existing > 0) {
-                why = "mode=roi batches the regions of one stream and has its sink pad already";
-            } else {
-                if (st.slots.empty())
-                    st.slots.assign(s.batch_size, false);
-                bp->stream->slot = take_slot(st);
-                if (!bp->stream->slot)
-                    why = "all " + std::to_string(st.slots.size()) +
-                          " slots are taken (batch-size=" + std::to_string(st.slots.size()) +
-                          "): release a pad first, or raise batch-size in READY";
-            }
-            return why;
-        });
-    if (!refused.empty()) {
-        GST_ELEMENT_WARNING(self, CORE, PAD,
-                            ("Cannot add %s: %s.", GST_PAD_NAME(pad), refused.c_str()), (nullptr));
-        gst_object_ref_sink(pad);
-        gst_object_unref(pad);
-        return nullptr;
-    }
-    return pad;
-}
-
-void gst_tensor_batch_release_pad(GstElement* element, GstPad* pad)
-{
-    auto* self = GST_TENSOR_BATCH(element);
-    // The pad goes whatever happens here: only freeing its slot is guarded.
-    eg::guarded(element, "release_pad", [&] {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        auto* bp = GST_TENSOR_BATCH_PAD(pad);
-        Streaming& st = state_of(self).st;
-        if (bp->stream && bp->stream->slot && *bp->stream->slot < st.slots.size())
-            st.slots[*bp->stream->slot] = false;
-        if (bp->stream)
-            bp->stream->slot.reset();
-    });
-    GST_ELEMENT_CLASS(gst_tensor_batch_parent_class)->release_pad(element, pad);
-}
-
-// ---- start / stop --------------------------------------------------------------------------
-
-// What start() refuses, with the element error naming it.
-bool check_settings(GstTensorBatch* self, const tb::Settings& s, guint n_pads)
-{
-    if (!s.refused.empty()) {
-        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
-                          ("Invalid property values: %s. tensorbatch does not run with settings "
-                           "other than those asked for: fix or remove them.",
-                           s.refused.describe().c_str()),
-                          ("%s", tb::describe_settings(s).c_str()));
-        return false;
-    }
-    std::string why;
-    if (!tc::normalisation_is_finite(s.mean, s.stdev, tc::channels_of(s), &why)) {
-        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
-                          ("mean=\"%s\" std=\"%s\" cannot be applied: %s.", s.mean_str.c_str(),
-                           s.std_str.c_str(), why.c_str()),
-                          (nullptr));
-        return false;
-    }
-    if (s.mode == GST_TENSOR_BATCH_MODE_ROI && (s.width == 0 || s.height == 0)) {
-        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
-                          ("mode=roi needs width and height: regions of every size go into "
-                           "slots of one size."),
-                          ("%s", tb::describe_settings(s).c_str()));
-        return false;
-    }
-    if (s.mode == GST_TENSOR_BATCH_MODE_ROI && n_pads > 1) {
-        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
-                          ("mode=roi batches the regions of one stream, but %u sink pads are "
-                           "requested.",
-                           n_pads),
-                          (nullptr));
-        return false;
-    }
-    if (s.mode == GST_TENSOR_BATCH_MODE_STREAMS && n_pads > s.batch_size) {
-        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
-                          ("%u sink pads are requested but batch-size=%u: each stream needs a "
-                           "slot. Raise batch-size or release pads.",
-                           n_pads, s.batch_size),
-                          (nullptr));
-        return false;
-    }
-    return true;
-}
-
-gboolean start_impl(GstTensorBatch* self)
-{
-    {
-        const tb::Settings s = settings_snapshot(self);
-        std::vector<PadPtr> pads = sink_pads(self);
-        if (!check_settings(self, s, guint(pads.size())))
-            return FALSE;
-        // Slots by pad number, so sink_0 fills slot 0 when the pads were requested in order.
-        std::sort(pads.begin(), pads.end(), [](const PadPtr& a, const PadPtr& b) {
-            return a->stream->index() < b->stream->index();
-        });
-        {
-            std::lock_guard<std::mutex> lock(state_of(self).mu);
-            Streaming& st = state_of(self).st;
-            st = Streaming{};
-            st.slots.assign(s.batch_size, false);
-            for (const PadPtr& p : pads)
-                p->stream->slot = take_slot(st);
-        }
-        const GstClockTime latency = s.timeout == GST_CLOCK_TIME_NONE ? 0 : GstClockTime(s.timeout);
-        gst_aggregator_set_latency(GST_AGGREGATOR(self), latency, latency);
-        return TRUE;
-    }
-}
-
-gboolean gst_tensor_batch_start(GstAggregator* agg)
-{
-    return eg::guarded(agg, "start", FALSE, [&] { return start_impl(GST_TENSOR_BATCH(agg)); });
-}
-
-gboolean stop_impl(GstTensorBatch* self)
-{
-    {
-        std::vector<PadPtr> pads = sink_pads(self);
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        std::vector<GstEdgeTensorImportCache*> caches;
-        for (const PadPtr& p : pads)
-            caches.push_back(p->stream ? p->stream->cache() : nullptr);
-        GstStructure* stats = tb::stats_structure(state_of(self).st.counters, caches);
-        GST_INFO_OBJECT(self, "stopping: %" GST_PTR_FORMAT, stats);
-        gst_structure_free(stats);
-        for (const PadPtr& p : pads)
-            if (p->stream) {
-                p->stream->reset();
-                p->stream->clear_cache("stop");
-            }
-        Output& out = state_of(self).st.out;
-        out = Output{};
-        return TRUE;
-    }
-}
-
-gboolean gst_tensor_batch_stop(GstAggregator* agg)
-{
-    return eg::guarded(agg, "stop", FALSE, [&] { return stop_impl(GST_TENSOR_BATCH(agg)); });
-}
-
 // ---- GObject -------------------------------------------------------------------------------
 
 void gst_tensor_batch_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -652,7 +470,7 @@ static void gst_tensor_batch_class_init(GstTensorBatchClass* klass)
         "tensortestsrc num-buffers=30 ! b.sink_0 tensortestsrc num-buffers=30 ! b.sink_1",
         "edgetensor developers");
 
-    element_class->release_pad = gst_tensor_batch_release_pad;
+    element_class->release_pad = tb::release_pad;
 
     agg_class->aggregate = gst_tensor_batch_aggregate;
     agg_class->get_next_time = gst_tensor_batch_get_next_time;
@@ -663,9 +481,9 @@ static void gst_tensor_batch_class_init(GstTensorBatchClass* klass)
     agg_class->negotiate = gst_tensor_batch_negotiate;
     agg_class->decide_allocation = tb::decide_allocation;
     agg_class->propose_allocation = tb::propose_allocation;
-    agg_class->create_new_pad = gst_tensor_batch_create_new_pad;
-    agg_class->start = gst_tensor_batch_start;
-    agg_class->stop = gst_tensor_batch_stop;
+    agg_class->create_new_pad = tb::create_new_pad;
+    agg_class->start = tb::start;
+    agg_class->stop = tb::stop;
 
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_BATCH_PAD, GstPluginAPIFlags(0));
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_BATCH_MODE, GstPluginAPIFlags(0));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // tensorbatch's instance and the state its files share: gsttensorbatch.cpp (the element's
-// vfuncs: caps, pads, start/stop, properties) and tensorbatch_aggregate.cpp (one batch). Not
+// vfuncs: caps, properties), tensorbatch_slots.cpp (request pads and their slots),
+// tensorbatch_lifecycle.cpp (start/stop) and tensorbatch_aggregate.cpp (one batch). Not
 // installed.
 
 #pragma once
@@ -102,6 +103,10 @@ struct _GstTensorBatchPad {
 
 namespace edgetensor::gst::tensorbatch
 {
+
+/// GstAggregator's class, for the vfuncs outside gsttensorbatch.cpp that chain up
+/// (G_DEFINE_TYPE keeps gst_tensor_batch_parent_class to that file).
+gpointer parent_class();
 
 inline State& state_of(gpointer self)
 {
