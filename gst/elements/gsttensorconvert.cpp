@@ -52,19 +52,17 @@
 #include "gsttensorconvert.h"
 
 #include "dma_drm.hpp"
-#include "frame_check.hpp"
 #include "glib_raii.hpp"
 #include "import_cache.hpp"
 #include "internal.hpp"
 #include "pool_acquire.hpp"
-#include "tensorbatch_provenance.hpp"
 #include "tensorconvert_caps.hpp"
 #include "tensorconvert_colorimetry.hpp"
-#include "tensorconvert_frame.hpp"
-#include "tensorconvert_input.hpp"
+#include "tensorconvert_element.hpp"
 #include "tensorconvert_meta.hpp"
 #include "tensorconvert_pool.hpp"
 #include "tensorconvert_properties.hpp"
+#include "tensorconvert_run.hpp"
 #include "tensorconvert_settings.hpp"
 #include "tensorconvert_stats.hpp"
 #include "vfunc_guard.hpp"
@@ -78,15 +76,16 @@
 #include <edgetensor/convert.hpp>
 
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
 // Not static: the element's other files (tensorconvert_*.cpp) log in it too.
 GST_DEBUG_CATEGORY(gst_tensor_convert_debug);
 #define GST_CAT_DEFAULT gst_tensor_convert_debug
+
+G_DEFINE_TYPE(GstTensorConvert, gst_tensor_convert, GST_TYPE_BASE_TRANSFORM)
+GST_ELEMENT_REGISTER_DEFINE(tensorconvert, "tensorconvert", GST_RANK_NONE, GST_TYPE_TENSOR_CONVERT)
 
 namespace
 {
@@ -97,72 +96,10 @@ namespace cs = edgetensor::gst::tensorconvert;
 
 using cs::Report;
 using cs::Settings;
-
-struct CacheFree {
-    void operator()(GstEdgeTensorImportCache* c) const noexcept
-    {
-        gst_edge_tensor_import_cache_free(c);
-    }
-};
-using ImportCachePtr = std::unique_ptr<GstEdgeTensorImportCache, CacheFree>;
-
-struct Streaming {
-    std::optional<et::Converter> converter;
-    // Imported input (DMA-BUF, memfd) resolved to the same tensor every time its buffer comes
-    // back; created at start, re-keyed by set_caps, freed at stop.
-    ImportCachePtr cache;
-    eg::StreamLayoutPtr in; // the input caps, parsed once (the cache reads the same snapshot)
-    cs::OutputCaps out;
-    guint64 frames = 0;
-    // Recorded in every output meta: the output values' and the applied (source) colorimetry.
-    guint32 out_colorimetry = 0;
-    guint32 applied_colorimetry = 0;
-    // The last assumption warned about, so each is said once per start.
-    std::string warned_colorimetry;
-    cs::Counters counters;
-    // A top-down copy of a bottom-up (negative-stride) frame: the engine takes positive pitches.
-    std::vector<uint8_t> scratch;
-    // output-mode=meta: the tensor's caps (null in tensor mode), the pool its tensors come from
-    // (configured at the first frame, once downstream can say what it needs), the tensor's id
-    // and where its picture came from in the frame.
-    eg::MiniObjectPtr<GstCaps> meta_caps;
-    cs::MetaOutput meta;
-    std::string meta_id;
-    eg::FrameTransform transform;
-};
-
-// One C++ state object per element: settings and report under the object lock, streaming
-// state under mu.
-struct State {
-    Settings settings;
-    Report report;
-    std::mutex mu;
-    Streaming streaming;
-};
-
-} // namespace
-
-struct _GstTensorConvert {
-    GstBaseTransform parent;
-    State* state;
-};
-
-G_DEFINE_TYPE(GstTensorConvert, gst_tensor_convert, GST_TYPE_BASE_TRANSFORM)
-GST_ELEMENT_REGISTER_DEFINE(tensorconvert, "tensorconvert", GST_RANK_NONE, GST_TYPE_TENSOR_CONVERT)
-
-namespace
-{
-
-State& state_of(gpointer self)
-{
-    return *GST_TENSOR_CONVERT(self)->state;
-}
-
-Settings settings_snapshot(GstTensorConvert* self)
-{
-    eg::ObjectLockGuard lock(self);
-    return state_of(self).settings;
-}
+using cs::settings_snapshot;
+using cs::State;
+using cs::state_of;
+using cs::Streaming;
 
 // ---- caps ----------------------------------------------------------------------------------
 
@@ -331,149 +268,20 @@ gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, G
                        [&] { return set_caps_impl(GST_TENSOR_CONVERT(trans), incaps, outcaps); });
 }
 
-// The output meta says what the values are, what the conversion applied and how they are
-// quantized (the pool's meta only knows the output caps); the batch meta (a batch of one) maps
-// the picture back to its frame.
-void record_colorimetry(const Streaming& st, GstBuffer* inbuf, GstBuffer* outbuf)
-{
-    eg::record_conversion(outbuf, *st.converter, GST_BUFFER_PTS(inbuf), st.out_colorimetry,
-                          st.applied_colorimetry);
-}
-
-// Drops `inbuf`, which does not match the caps (`why`), as stock converters do (a switch of
-// input-selector, a glitching producer); messages are posted outside `mu`.
-GstFlowReturn drop_input(GstTensorConvert* self, GstBuffer* inbuf, const std::string& why)
-{
-    guint64 dropped;
-    guint in_row;
-    {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        dropped = ++state_of(self).streaming.counters.dropped;
-        in_row = ++state_of(self).streaming.counters.consecutive_drops;
-    }
-    return cs::report_drop(GST_ELEMENT(self), GST_CAT_DEFAULT, inbuf, why, dropped, in_row);
-}
-
-GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
-{
-    std::lock_guard<std::mutex> lock(state_of(self).mu);
-    Streaming& st = state_of(self).streaming;
-    if (!st.converter) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorconvert received data before caps."),
-                          (nullptr));
-        return GST_FLOW_NOT_NEGOTIATED;
-    }
-    st.counters.consecutive_drops = 0; // the frame matched the caps (checked by the caller)
-    const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
-    if (!cs::convert_tensors(GST_ELEMENT(self), job, inbuf, outbuf)) {
-        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, inbuf, outbuf);
-        if (ret != GST_FLOW_OK)
-            return ret;
-    }
-    st.frames++;
-    record_colorimetry(st, inbuf, outbuf);
-    return GST_FLOW_OK;
-}
-
-// Every plane's first and last byte inside the mapped memory, before the engine (or
-// gst_video_frame_map, which checks only each plane's first byte) touches the frame.
-GstFlowReturn check_and_transform(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
-{
-    eg::StreamLayoutPtr in; // null before caps
-    {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        if (state_of(self).streaming.converter)
-            in = state_of(self).streaming.in;
-    }
-    std::string why;
-    if (in && !eg::check_video_frame(inbuf, &in->vinfo, &why))
-        return drop_input(self, inbuf, why);
-    return transform_impl(self, inbuf, outbuf);
-}
-
 GstFlowReturn gst_tensor_convert_transform(GstBaseTransform* trans, GstBuffer* inbuf,
                                            GstBuffer* outbuf)
 {
     return eg::guarded(trans, "transform", GST_FLOW_ERROR, [&] {
-        return check_and_transform(GST_TENSOR_CONVERT(trans), inbuf, outbuf);
+        return cs::check_and_transform(GST_TENSOR_CONVERT(trans), inbuf, outbuf);
     });
 }
 
 // ---- output-mode=meta ----------------------------------------------------------------------
 
-// The pool the riding tensors come from, made at the first frame after caps: by then downstream
-// has the frame's caps and can say (allocation query) what a riding tensor needs. The query runs
-// with no lock held. False after an element error.
-bool ensure_meta_pool(GstTensorConvert* self)
-{
-    eg::MiniObjectPtr<GstCaps> caps;
-    {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        const Streaming& st = state_of(self).streaming;
-        if (!st.meta_caps || st.meta.configured())
-            return true;
-        caps.reset(gst_caps_ref(st.meta_caps.get()));
-    }
-    const size_t trailing = cs::query_trailing_bytes(GST_BASE_TRANSFORM(self));
-    std::lock_guard<std::mutex> lock(state_of(self).mu);
-    if (!state_of(self).streaming.meta.configure(GST_ELEMENT(self), caps.get(), trailing)) {
-        GST_ELEMENT_ERROR(
-            self, RESOURCE, SETTINGS,
-            ("Cannot make a pool for the tensors that ride on the frames."),
-            ("%" GST_PTR_FORMAT " with %zu trailing bytes was refused", caps.get(), trailing));
-        return false;
-    }
-    return true;
-}
-
-// Converts `frame` (writable, its data untouched) into a tensor of our pool and hangs it on it.
-GstFlowReturn convert_onto_frame(GstTensorConvert* self, GstBuffer* frame)
-{
-    std::lock_guard<std::mutex> lock(state_of(self).mu);
-    Streaming& st = state_of(self).streaming;
-    if (!st.converter || !st.meta_caps) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorconvert received data before caps."),
-                          (nullptr));
-        return GST_FLOW_NOT_NEGOTIATED;
-    }
-    st.counters.consecutive_drops = 0;
-    GstBuffer* raw = nullptr;
-    const GstFlowReturn got = st.meta.acquire(GST_ELEMENT(self), &raw);
-    if (got != GST_FLOW_OK)
-        return got;
-    eg::MiniObjectPtr<GstBuffer> tensor(raw);
-    const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
-    if (!cs::convert_tensors(GST_ELEMENT(self), job, frame, tensor.get())) {
-        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, frame, tensor.get());
-        if (ret != GST_FLOW_OK)
-            return ret;
-    }
-    record_colorimetry(st, frame, tensor.get());
-    st.meta.attach(GST_ELEMENT(self), frame, tensor.get(), st.meta_id, st.transform);
-    st.frames++;
-    return GST_FLOW_OK;
-}
-
-GstFlowReturn meta_transform_ip(GstTensorConvert* self, GstBuffer* frame)
-{
-    if (!ensure_meta_pool(self))
-        return GST_FLOW_ERROR;
-    eg::StreamLayoutPtr in;
-    {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        if (state_of(self).streaming.converter)
-            in = state_of(self).streaming.in;
-    }
-    std::string why;
-    if (in && !eg::check_video_frame(frame, &in->vinfo, &why))
-        return drop_input(self, frame, why);
-    return convert_onto_frame(self, frame);
-}
-
 GstFlowReturn gst_tensor_convert_transform_ip(GstBaseTransform* trans, GstBuffer* frame)
 {
     return eg::guarded(trans, "transform_ip", GST_FLOW_ERROR,
-                       [&] { return meta_transform_ip(GST_TENSOR_CONVERT(trans), frame); });
+                       [&] { return cs::meta_transform_ip(GST_TENSOR_CONVERT(trans), frame); });
 }
 
 // output-mode=meta: the frames go downstream, so downstream answers for them (and says what a

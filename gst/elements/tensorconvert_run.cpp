@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+//
+// tensorconvert's per-buffer run (tensorconvert_run.hpp).
+
+#include "tensorconvert_run.hpp"
+
+#include "frame_check.hpp"
+#include "tensorbatch_provenance.hpp"
+#include "tensorconvert_element.hpp"
+#include "tensorconvert_frame.hpp"
+#include "tensorconvert_input.hpp"
+
+#include <gst/edgetensor/edgetensor.hpp>
+
+#include <mutex>
+#include <string>
+
+GST_DEBUG_CATEGORY_EXTERN(gst_tensor_convert_debug);
+#define GST_CAT_DEFAULT gst_tensor_convert_debug
+
+namespace edgetensor::gst::tensorconvert
+{
+
+namespace
+{
+
+namespace eg = edgetensor::gst;
+namespace cs = edgetensor::gst::tensorconvert;
+
+// The output meta says what the values are, what the conversion applied and how they are
+// quantized (the pool's meta only knows the output caps); the batch meta (a batch of one) maps
+// the picture back to its frame.
+void record_colorimetry(const Streaming& st, GstBuffer* inbuf, GstBuffer* outbuf)
+{
+    eg::record_conversion(outbuf, *st.converter, GST_BUFFER_PTS(inbuf), st.out_colorimetry,
+                          st.applied_colorimetry);
+}
+
+// Drops `inbuf`, which does not match the caps (`why`), as stock converters do (a switch of
+// input-selector, a glitching producer); messages are posted outside `mu`.
+GstFlowReturn drop_input(GstTensorConvert* self, GstBuffer* inbuf, const std::string& why)
+{
+    guint64 dropped;
+    guint in_row;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        dropped = ++state_of(self).streaming.counters.dropped;
+        in_row = ++state_of(self).streaming.counters.consecutive_drops;
+    }
+    return cs::report_drop(GST_ELEMENT(self), GST_CAT_DEFAULT, inbuf, why, dropped, in_row);
+}
+
+GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
+{
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    Streaming& st = state_of(self).streaming;
+    if (!st.converter) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorconvert received data before caps."),
+                          (nullptr));
+        return GST_FLOW_NOT_NEGOTIATED;
+    }
+    st.counters.consecutive_drops = 0; // the frame matched the caps (checked by the caller)
+    const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
+    if (!cs::convert_tensors(GST_ELEMENT(self), job, inbuf, outbuf)) {
+        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, inbuf, outbuf);
+        if (ret != GST_FLOW_OK)
+            return ret;
+    }
+    st.frames++;
+    record_colorimetry(st, inbuf, outbuf);
+    return GST_FLOW_OK;
+}
+
+} // namespace
+
+// Every plane's first and last byte inside the mapped memory, before the engine (or
+// gst_video_frame_map, which checks only each plane's first byte) touches the frame.
+GstFlowReturn check_and_transform(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
+{
+    eg::StreamLayoutPtr in; // null before caps
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        if (state_of(self).streaming.converter)
+            in = state_of(self).streaming.in;
+    }
+    std::string why;
+    if (in && !eg::check_video_frame(inbuf, &in->vinfo, &why))
+        return drop_input(self, inbuf, why);
+    return transform_impl(self, inbuf, outbuf);
+}
+
+// ---- output-mode=meta ----------------------------------------------------------------------
+
+namespace
+{
+
+// The pool the riding tensors come from, made at the first frame after caps: by then downstream
+// has the frame's caps and can say (allocation query) what a riding tensor needs. The query runs
+// with no lock held. False after an element error.
+bool ensure_meta_pool(GstTensorConvert* self)
+{
+    eg::MiniObjectPtr<GstCaps> caps;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        const Streaming& st = state_of(self).streaming;
+        if (!st.meta_caps || st.meta.configured())
+            return true;
+        caps.reset(gst_caps_ref(st.meta_caps.get()));
+    }
+    const size_t trailing = cs::query_trailing_bytes(GST_BASE_TRANSFORM(self));
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    if (!state_of(self).streaming.meta.configure(GST_ELEMENT(self), caps.get(), trailing)) {
+        GST_ELEMENT_ERROR(
+            self, RESOURCE, SETTINGS,
+            ("Cannot make a pool for the tensors that ride on the frames."),
+            ("%" GST_PTR_FORMAT " with %zu trailing bytes was refused", caps.get(), trailing));
+        return false;
+    }
+    return true;
+}
+
+// Converts `frame` (writable, its data untouched) into a tensor of our pool and hangs it on it.
+GstFlowReturn convert_onto_frame(GstTensorConvert* self, GstBuffer* frame)
+{
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    Streaming& st = state_of(self).streaming;
+    if (!st.converter || !st.meta_caps) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("tensorconvert received data before caps."),
+                          (nullptr));
+        return GST_FLOW_NOT_NEGOTIATED;
+    }
+    st.counters.consecutive_drops = 0;
+    GstBuffer* raw = nullptr;
+    const GstFlowReturn got = st.meta.acquire(GST_ELEMENT(self), &raw);
+    if (got != GST_FLOW_OK)
+        return got;
+    eg::MiniObjectPtr<GstBuffer> tensor(raw);
+    const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
+    if (!cs::convert_tensors(GST_ELEMENT(self), job, frame, tensor.get())) {
+        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, frame, tensor.get());
+        if (ret != GST_FLOW_OK)
+            return ret;
+    }
+    record_colorimetry(st, frame, tensor.get());
+    st.meta.attach(GST_ELEMENT(self), frame, tensor.get(), st.meta_id, st.transform);
+    st.frames++;
+    return GST_FLOW_OK;
+}
+
+} // namespace
+
+GstFlowReturn meta_transform_ip(GstTensorConvert* self, GstBuffer* frame)
+{
+    if (!ensure_meta_pool(self))
+        return GST_FLOW_ERROR;
+    eg::StreamLayoutPtr in;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        if (state_of(self).streaming.converter)
+            in = state_of(self).streaming.in;
+    }
+    std::string why;
+    if (in && !eg::check_video_frame(frame, &in->vinfo, &why))
+        return drop_input(self, frame, why);
+    return convert_onto_frame(self, frame);
+}
+
+} // namespace edgetensor::gst::tensorconvert
