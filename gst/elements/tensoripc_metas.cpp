@@ -5,6 +5,7 @@
 
 #include "tensoripc_metas.hpp"
 
+#include "glib_raii.hpp"
 #include "tensoripcsrc_frame.hpp"
 
 #include <gst/allocators/allocators.h>
@@ -404,8 +405,7 @@ bool attach_metas(GstBuffer* buffer, ipc::Frame& frame,
                                           [&](const auto& r) { return r.data_type > kLastType; });
         if (unknown != t.tensors.end()) {
             lacking("a tensor meta with tensor \"" + unknown->id + "\" of data type " +
-                    std::to_string(unknown->data_type) + ", unknown to GStreamer " +
-                    gst_version_string());
+                    std::to_string(unknown->data_type) + ", unknown to " + running_gst_version());
             continue;
         }
         auto** tensors = g_new0(GstTensor*, t.tensors.size());
@@ -440,7 +440,7 @@ bool attach_metas(GstBuffer* buffer, ipc::Frame& frame,
     if (!metas.tensors.empty())
         lacking("tensor metas (GstTensorMeta needs GStreamer 1.26 and its analytics library; "
                 "this is " +
-                std::string(gst_version_string()) + ")");
+                running_gst_version() + ")");
 #endif
 #if EDGETENSOR_HAVE_GST_ANALYTICS
     for (const ipc::AnalyticsMeta& a : metas.analytics)

@@ -8,6 +8,7 @@
 #include <gst/gst.h>
 
 #include <memory>
+#include <string>
 
 namespace edgetensor::gst
 {
@@ -41,6 +42,14 @@ template <typename T> using GstObjectPtr = std::unique_ptr<T, GstObjectUnref>;
 template <typename T> using MiniObjectPtr = std::unique_ptr<T, MiniObjectUnref>;
 using GCharPtr = std::unique_ptr<gchar, GFree>;
 using StructurePtr = std::unique_ptr<GstStructure, StructureFree>;
+
+/// The running GStreamer's version as text ("GStreamer 1.26.2"), for messages:
+/// gst_version_string() hands out a string to free, which a message built in place leaks.
+inline std::string running_gst_version()
+{
+    GCharPtr v(gst_version_string());
+    return v ? std::string(v.get()) : std::string("GStreamer ?");
+}
 
 /// Holds GST_OBJECT_LOCK for its scope.
 class ObjectLockGuard

@@ -4,6 +4,7 @@
 
 #include "gstedgetensormeta_serialize.hpp"
 
+#include "glib_raii.hpp"
 #include "internal.hpp"
 
 #include <gst/allocators/allocators.h>
@@ -23,9 +24,11 @@ bool video_format_known(guint32 format)
 {
     if (format == GST_VIDEO_FORMAT_UNKNOWN || format == GST_VIDEO_FORMAT_ENCODED)
         return true;
+    // Compared as integers: a value from another process need not be a GstVideoFormat at all,
+    // and loading it as one is undefined.
     guint n = 0;
     const GstVideoFormat* all = gst_video_formats_raw(&n);
-    return std::find(all, all + n, GstVideoFormat(format)) != all + n;
+    return std::any_of(all, all + n, [format](GstVideoFormat f) { return guint32(f) == format; });
 }
 
 } // namespace
@@ -53,7 +56,7 @@ bool apply_tensor_meta_fields(GstEdgeTensorMeta* m, GstBuffer* buffer, const Ten
 {
     if (!video_format_known(f.video_format)) {
         *why = "video format " + std::to_string(f.video_format) +
-               " is unknown to this GStreamer (" + gst_version_string() + ")";
+               " is unknown to this GStreamer (" + running_gst_version() + ")";
         return false;
     }
     m->identity = 0;

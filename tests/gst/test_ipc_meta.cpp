@@ -285,19 +285,16 @@ TEST_F(GstIpcMeta, RelationsArriveAsTheSenderHadThem)
 TEST(GstIpcMetaUpstream, GstTensorMetaHasNoSerializer)
 {
     EXPECT_EQ(gst_tensor_meta_get_info()->serialize_func, nullptr)
-        << "GStreamer " << gst_version_string()
-        << " serializes GstTensorMeta now: update docs/ipc.md";
+        << gst_running_version() << " serializes GstTensorMeta now: update docs/ipc.md";
     EXPECT_EQ(gst_analytics_relation_meta_get_info()->serialize_func, nullptr)
-        << "GStreamer " << gst_version_string()
-        << " serializes GstAnalyticsRelationMeta now: update docs/ipc.md";
+        << gst_running_version() << " serializes GstAnalyticsRelationMeta now: update docs/ipc.md";
 }
 
 #else
 
 TEST(GstIpcMeta, NeedsGStreamer126AndItsAnalyticsLibrary)
 {
-    ET_REQUIRE_GST126_OR_SKIP(false, std::string("built against GStreamer ") +
-                                         gst_version_string() +
+    ET_REQUIRE_GST126_OR_SKIP(false, std::string("built against ") + gst_running_version() +
                                          " without GstTensorMeta (1.26+, gstreamer-analytics-1.0)");
 }
 

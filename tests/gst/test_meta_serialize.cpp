@@ -255,8 +255,7 @@ TEST(GstMetaSerialize, GstMetaSerializeAndDeserializeCarryTheMeta)
 
 TEST(GstMetaSerialize, GstMetaSerializationNeedsGStreamer124)
 {
-    ET_REQUIRE_GST126_OR_SKIP(false, std::string("GStreamer ") + gst_version_string() +
-                                         " has no meta serialization (1.24+)");
+    ET_REQUIRE_GST126_OR_SKIP(false, gst_running_version() + " has no meta serialization (1.24+)");
 }
 
 #endif
