@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Whole-process inference A/B (issue 24 item 8; a skeleton: the table is not made yet).
+"""Whole-process inference A/B (issue 24 item 8): tensorconvert ! tensorinfer vs the stock chain.
 
 `tensorconvert ! tensorinfer` against what users of stock GStreamer run, `videoconvertscale !
 onnxinference` (1.26, 1.28) and `videoconvertscale ! tfliteinference` (1.28): 1080p NV12 frames
@@ -17,12 +17,15 @@ Run it inside a lane's root, where the runtimes and upstream's elements are:
     tools/compat-root.sh run 1.28 bench/infer_ab.py --build-dir build-compat-1.28 \\
         --tflite-model /path/to/model_640x640_u8.tflite
 
-Not yet: a TensorFlow Lite model made here (the test writers are C++, tests/infer/tflite), the
-results in docs/performance.md. No timing is asserted.
+CPU per frame is steady state: each side runs N and N/5 frames and the difference is divided by
+the 4N/5 frames between (start-up, model load and ONNX Runtime's schema registration left out).
+Not yet: a TensorFlow Lite model made here (the test writers are C++, tests/infer/tflite). No
+timing is asserted.
 """
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 
@@ -74,6 +77,24 @@ def make_models(out):
         helper.make_node("ReduceMean", [prev], ["m"], axes=[2, 3], keepdims=0),
         helper.make_node("Div", ["m", "k255"], ["detection_scores"])]
     save(helper.make_graph(heavy, "heavy", [image], outs, init), os.path.join(out, "heavy.onnx"))
+    for name in ("tiny", "heavy"):
+        write_modelinfo(os.path.join(out, name))
+
+
+def write_modelinfo(stem):
+    """GStreamer 1.28's onnxinference refuses a model without its .modelinfo (an ini file per
+    tensor: id, type, dims, direction), read from MODEL.onnx.modelinfo; 1.26 reads none."""
+    text = "[modelinfo]\nversion=1.0\ngroup-id=ssd-mobilenet-v1-variant-1-out\n\n"
+    text += (f"[image]\nid=image\ntype=uint8\ndims=1,{SIZE},{SIZE},3\ndir=input\n"
+             "ranges=0.0,255.0;0.0,255.0;0.0,255.0\n\n")
+    for tensor, dims, tid in (("detection_boxes", "1,3,4", "boxes"),
+                              ("detection_classes", "1,3", "classes"),
+                              ("detection_scores", "1,3", "scores"),
+                              ("num_detections", "1", "num-detections")):
+        text += (f"[{tensor}]\nid=ssd-mobilenet-v1-variant-1-out-{tid}\ntype=float32\n"
+                 f"dims={dims}\ndir=output\n\n")
+    with open(stem + ".onnx.modelinfo", "w") as f:
+        f.write(text)
 
 
 def cases(models, tflite_model):
@@ -93,31 +114,56 @@ def cases(models, tflite_model):
     return out
 
 
+def steady(cmd_of, n, env):
+    """(wall s, CPU s) per frame in steady state: a run of n frames minus a run of n/5, over
+    the 4n/5 frames between, so the runtime's start-up (model load, ONNX Runtime's schema
+    registration) is left out."""
+    wall_n, cpu_n = run_once(launch_argv(cmd_of(n)), env)
+    wall_s, cpu_s = run_once(launch_argv(cmd_of(n // 5)), env)
+    frames = n - n // 5
+    return (wall_n - wall_s) / frames, (cpu_n - cpu_s) / frames
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--frames", type=int, default=300)
+    ap.add_argument("--frames", type=int, default=500, help="N: runs of N and N/5 frames")
     ap.add_argument("--tflite-model", default="", help="a u8 [1, 640, 640, 3] .tflite model")
+    ap.add_argument("--cases", default="", help="comma-separated subset (default all)")
+    ap.add_argument("--print-commands", action="store_true")
     args = ap.parse_args()
     build = os.path.abspath(args.build_dir)
     env = dict(os.environ, GST_PLUGIN_PATH=os.path.join(build, "gst"),
                EDGETENSOR_INFER_MODULE_DIR=os.path.join(build, "lib/tensor/src/infer/module"))
     with tempfile.TemporaryDirectory(prefix="infer-ab-") as models:
         make_models(models)
-        print("| case | A CPU ms/frame | B CPU ms/frame | A fps | B fps | B/A CPU |")
+        chosen = cases(models, args.tflite_model)
+        if args.cases:
+            chosen = {k: v for k, v in chosen.items() if k in args.cases.split(",")}
+        if args.print_commands:
+            for name, (a, b) in chosen.items():
+                print(f"{name} A: gst-launch-1.0 {a.format(n='N')}")
+                print(f"{name} B: gst-launch-1.0 {b.format(n='N')}")
+        print("| case | A (ours) CPU ms/frame | B (stock) CPU ms/frame | A fps | B fps | "
+              "A/B CPU (rounds) |")
         print("|---|---|---|---|---|---|")
-        for name, (a, b) in cases(models, args.tflite_model).items():
+        for name, (a, b) in chosen.items():
             runs = {"A": [], "B": []}
+            ratios = []
             for i in range(args.pairs):
+                got = {}
                 for side in (("A", "B") if i % 2 == 0 else ("B", "A")):
-                    cmd = launch_argv((a if side == "A" else b).format(n=args.frames))
-                    runs[side].append(run_once(cmd, env))
-            med = {s: sorted(r)[len(r) // 2] for s, r in runs.items()}
-            n = args.frames
-            print(f"| {name} | {med['A'][1] / n * 1e3:.2f} | {med['B'][1] / n * 1e3:.2f} | "
-                  f"{n / med['A'][0]:.0f} | {n / med['B'][0]:.0f} | "
-                  f"{med['B'][1] / med['A'][1]:.2f} |")
+                    pipe = a if side == "A" else b
+                    got[side] = steady(lambda n, p=pipe: p.format(n=n), args.frames, env)
+                    runs[side].append(got[side])
+                ratios.append(got["A"][1] / got["B"][1])
+            med = {k: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r))
+                   for k, r in runs.items()}
+            print(f"| {name} | {med['A'][1] * 1e3:.2f} | {med['B'][1] * 1e3:.2f} | "
+                  f"{1 / med['A'][0]:.0f} | {1 / med['B'][0]:.0f} | "
+                  f"**{statistics.median(ratios):.2f}** "
+                  f"({', '.join(f'{r:.2f}' for r in ratios)}) |", flush=True)
     return 0
 
 

@@ -23,6 +23,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 NV12_1080P_STILL = (
@@ -109,12 +110,15 @@ CASES = {
 
 def run_once(cmd, env):
     """Runs one gst-launch-1.0 process; returns (wall s, cpu s) or raises on failure."""
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
+    # stderr into a file, not a pipe: a process that writes more than a pipe holds (ONNX
+    # Runtime prints ~116 KB of schema notices at start) would block on it while we wait4.
+    with tempfile.TemporaryFile() as errfile:
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errfile)
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - start
+        errfile.seek(0)
+        err = errfile.read().decode(errors="replace")
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(
