@@ -15,19 +15,11 @@
 namespace edgetensor::gst::tensorbatch
 {
 
-#define SINK_FORMATS EDGETENSOR_CONVERT_SINK_FORMATS
-#define SIZE_RANGE EDGETENSOR_CONVERT_SIZE_RANGE
-
 GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
-    GST_STATIC_CAPS("video/x-raw, format = (string) " SINK_FORMATS ", width = " SIZE_RANGE
-                    ", height = " SIZE_RANGE ", framerate = (fraction) [ 0/1, 2147483647/1 ]"));
+    "sink_%u", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(EDGETENSOR_CONVERT_SINK_CAPS));
 
 GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
-    "src", GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS("other/tensors, num_tensors = (int) 1, format = (string) static, "
-                    "types = (string) { uint8, int8, float16, float32 }, "
-                    "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(EDGETENSOR_CONVERT_TENSOR_CAPS));
 
 namespace
 {
@@ -65,9 +57,9 @@ Result<PadInput> read_pad_caps(GstCaps* caps, const Settings& s)
     const char* name = gst_video_format_to_string(vf);
     const auto format = convert_format_from_name(name ? name : "");
     if (!format)
-        return make_error(ErrorCode::InvalidArgument, std::string("tensorbatch cannot read ") +
-                                                          (name ? name : "?") +
-                                                          " frames (it reads " SINK_FORMATS ")");
+        return make_error(ErrorCode::InvalidArgument,
+                          std::string("tensorbatch cannot read ") + (name ? name : "?") +
+                              " frames (it reads " EDGETENSOR_CONVERT_SINK_FORMATS ")");
     in.format_name = name;
     in.colorimetry = resolve_convert_colorimetry(
         in.info, l.colorimetry_from_caps,

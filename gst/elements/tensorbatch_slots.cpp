@@ -20,9 +20,6 @@ namespace edgetensor::gst::tensorbatch
 namespace
 {
 
-namespace eg = edgetensor::gst;
-namespace tb = edgetensor::gst::tensorbatch;
-
 // The number in "sink_%u".
 guint pad_number(GstPad* pad)
 {
@@ -52,16 +49,16 @@ GstAggregatorPad* create_new_pad(GstAggregator* agg, GstPadTemplate* templ, cons
     if (!pad)
         return nullptr;
     // A pad refused, or why (an exception's message from the guard).
-    const std::string refused = eg::guarded(
+    const std::string refused = guarded(
         agg, "create_new_pad", [](const char* what) { return std::string(what ? what : "?"); },
         [&]() -> std::string {
             std::string why;
-            const tb::Settings s = settings_snapshot(self);
+            const Settings s = settings_snapshot(self);
             auto* bp = GST_TENSOR_BATCH_PAD(pad);
-            bp->stream = new tb::PadStream(pad_number(GST_PAD(pad)));
+            bp->stream = new PadStream(pad_number(GST_PAD(pad)));
             guint existing;
             {
-                eg::ObjectLockGuard lock(self);
+                ObjectLockGuard lock(self);
                 existing = GST_ELEMENT(self)->numsinkpads;
             }
             std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -93,7 +90,7 @@ void release_pad(GstElement* element, GstPad* pad)
 {
     auto* self = GST_TENSOR_BATCH(element);
     // The pad goes whatever happens here: only freeing its slot is guarded.
-    eg::guarded(element, "release_pad", [&] {
+    guarded(element, "release_pad", [&] {
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         auto* bp = GST_TENSOR_BATCH_PAD(pad);
         Streaming& st = state_of(self).st;

@@ -23,24 +23,14 @@ GST_DEBUG_CATEGORY_EXTERN(gst_tensor_convert_debug);
 namespace edgetensor::gst::tensorconvert
 {
 
-#define SINK_FORMATS EDGETENSOR_CONVERT_SINK_FORMATS
-#define SIZE_RANGE EDGETENSOR_CONVERT_SIZE_RANGE
-
 GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS("video/x-raw, format = (string) " SINK_FORMATS ", width = " SIZE_RANGE
-                    ", height = " SIZE_RANGE ", framerate = (fraction) [ 0/1, 2147483647/1 ]"));
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(EDGETENSOR_CONVERT_SINK_CAPS));
 
+// Tensors; and frames: RGB, BGR, RGBA, BGRA, GRAY8 as tensors, any input format with
+// output-mode=meta (the frame passes through).
 GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
     "src", GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS("other/tensors, num_tensors = (int) 1, format = (string) static, "
-                    "types = (string) { uint8, int8, float16, float32 }, "
-                    "framerate = (fraction) [ 0/1, 2147483647/1 ]; "
-                    // RGB, BGR, RGBA, BGRA, GRAY8 as tensors; any input format with
-                    // output-mode=meta (the frame passes through)
-                    "video/x-raw, format = (string) " SINK_FORMATS ", "
-                    "width = " SIZE_RANGE ", height = " SIZE_RANGE ", "
-                    "framerate = (fraction) [ 0/1, 2147483647/1 ]"));
+    GST_STATIC_CAPS(EDGETENSOR_CONVERT_TENSOR_CAPS "; " EDGETENSOR_CONVERT_SINK_CAPS));
 
 GstVideoFormat output_video_format(const Settings& s)
 {
