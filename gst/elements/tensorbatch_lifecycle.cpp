@@ -26,19 +26,17 @@ namespace edgetensor::gst::tensorbatch
 namespace
 {
 
-namespace eg = edgetensor::gst;
-namespace tb = edgetensor::gst::tensorbatch;
 namespace tc = edgetensor::gst::tensorconvert;
 
 // What start() refuses, with the element error naming it.
-bool check_settings(GstTensorBatch* self, const tb::Settings& s, guint n_pads)
+bool check_settings(GstTensorBatch* self, const Settings& s, guint n_pads)
 {
     if (!s.refused.empty()) {
         GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
                           ("Invalid property values: %s. tensorbatch does not run with settings "
                            "other than those asked for: fix or remove them.",
                            s.refused.describe().c_str()),
-                          ("%s", tb::describe_settings(s).c_str()));
+                          ("%s", describe_settings(s).c_str()));
         return false;
     }
     std::string why;
@@ -53,7 +51,7 @@ bool check_settings(GstTensorBatch* self, const tb::Settings& s, guint n_pads)
         GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
                           ("mode=roi needs width and height: regions of every size go into "
                            "slots of one size."),
-                          ("%s", tb::describe_settings(s).c_str()));
+                          ("%s", describe_settings(s).c_str()));
         return false;
     }
     if (s.mode == GST_TENSOR_BATCH_MODE_ROI && n_pads > 1) {
@@ -78,7 +76,7 @@ bool check_settings(GstTensorBatch* self, const tb::Settings& s, guint n_pads)
 gboolean start_impl(GstTensorBatch* self)
 {
     {
-        const tb::Settings s = settings_snapshot(self);
+        const Settings s = settings_snapshot(self);
         std::vector<PadPtr> pads = sink_pads(self);
         if (!check_settings(self, s, guint(pads.size())))
             return FALSE;
@@ -108,7 +106,7 @@ gboolean stop_impl(GstTensorBatch* self)
         std::vector<GstEdgeTensorImportCache*> caches;
         for (const PadPtr& p : pads)
             caches.push_back(p->stream ? p->stream->cache() : nullptr);
-        GstStructure* stats = tb::stats_structure(state_of(self).st.counters, caches);
+        GstStructure* stats = stats_structure(state_of(self).st.counters, caches);
         GST_INFO_OBJECT(self, "stopping: %" GST_PTR_FORMAT, stats);
         gst_structure_free(stats);
         for (const PadPtr& p : pads)
@@ -126,12 +124,12 @@ gboolean stop_impl(GstTensorBatch* self)
 
 gboolean start(GstAggregator* agg)
 {
-    return eg::guarded(agg, "start", FALSE, [&] { return start_impl(GST_TENSOR_BATCH(agg)); });
+    return guarded(agg, "start", FALSE, [&] { return start_impl(GST_TENSOR_BATCH(agg)); });
 }
 
 gboolean stop(GstAggregator* agg)
 {
-    return eg::guarded(agg, "stop", FALSE, [&] { return stop_impl(GST_TENSOR_BATCH(agg)); });
+    return guarded(agg, "stop", FALSE, [&] { return stop_impl(GST_TENSOR_BATCH(agg)); });
 }
 
 } // namespace edgetensor::gst::tensorbatch

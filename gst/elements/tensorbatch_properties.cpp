@@ -55,23 +55,15 @@ constexpr GParamFlags kReportFlags = GParamFlags(G_PARAM_READABLE | G_PARAM_STAT
 bool parse_roi_labels(const char* str, std::vector<std::string>* out, std::string* why)
 {
     out->clear();
-    if (!str || !*str)
-        return true;
-    gchar** parts = g_strsplit(str, ",", -1);
-    bool ok = true;
-    for (gchar** p = parts; *p && ok; ++p) {
-        g_strstrip(*p);
-        if (!**p) {
+    for (std::string& label : tensorconvert::split_list(str)) {
+        if (label.empty()) {
             *why = "an empty label (labels are comma separated, e.g. \"person,car\")";
-            ok = false;
-        } else {
-            out->emplace_back(*p);
+            out->clear();
+            return false;
         }
+        out->push_back(std::move(label));
     }
-    g_strfreev(parts);
-    if (!ok)
-        out->clear();
-    return ok;
+    return true;
 }
 
 void install_properties(GObjectClass* klass)

@@ -36,38 +36,36 @@ enum class Kind { Mean, Std };
 bool parse_list(const char* str, Kind kind, std::vector<float>* out, std::string* why)
 {
     out->clear();
-    if (!str || !*str)
-        return true;
-    gchar** parts = g_strsplit(str, ",", -1);
     bool ok = true;
-    for (gchar** p = parts; *p && ok; ++p) {
-        g_strstrip(*p);
+    const std::vector<std::string> items = split_list(str);
+    for (auto item = items.begin(); item != items.end() && ok; ++item) {
+        const char* text = item->c_str();
         char* end = nullptr;
         errno = 0;
-        const double v = g_ascii_strtod(*p, &end);
+        const double v = g_ascii_strtod(text, &end);
         const float f = float(v);
-        if (!**p || !end || *end != '\0' || !std::isfinite(v) ||
+        if (!*text || !end || *end != '\0' || !std::isfinite(v) ||
             (errno == ERANGE && std::fabs(v) > 1.0)) {
-            *why = quoted(*p) + " is not a finite number";
+            *why = quoted(text) + " is not a finite number";
             ok = false;
         } else if (!std::isfinite(f)) {
-            *why = quoted(*p) + " is outside the float range (magnitude at most " +
+            *why = quoted(text) + " is outside the float range (magnitude at most " +
                    number(FLT_MAX) + ")";
             ok = false;
         } else if (kind == Kind::Std && f == 0.f) {
             *why = "std values must not be zero";
             if (v != 0.0)
-                *why += " (" + quoted(*p) + " is 0 as a float)";
+                *why += " (" + quoted(text) + " is 0 as a float)";
             ok = false;
         } else if (kind == Kind::Std && !std::isnormal(f)) {
-            *why = quoted(*p) + " is too small a std: as a float it is denormal (magnitude below " +
+            *why = quoted(text) +
+                   " is too small a std: as a float it is denormal (magnitude below " +
                    number(FLT_MIN) + "), and (value - mean) / std overflows to infinity";
             ok = false;
         } else {
             out->push_back(f);
         }
     }
-    g_strfreev(parts);
     if (ok && out->size() > 4) {
         *why = "at most 4 values (one per output channel)";
         ok = false;
@@ -76,6 +74,18 @@ bool parse_list(const char* str, Kind kind, std::vector<float>* out, std::string
 }
 
 } // namespace
+
+std::vector<std::string> split_list(const char* str)
+{
+    std::vector<std::string> items;
+    if (!str || !*str)
+        return items;
+    gchar** parts = g_strsplit(str, ",", -1);
+    for (gchar** p = parts; *p; ++p)
+        items.emplace_back(g_strstrip(*p));
+    g_strfreev(parts);
+    return items;
+}
 
 bool parse_mean(const char* str, std::vector<float>* out, std::string* why)
 {

@@ -95,6 +95,10 @@ struct Settings : OutputSettings {
     GstTensorConvertOutputMode output_mode = GST_TENSOR_CONVERT_OUTPUT_MODE_TENSOR;
 };
 
+/// "a, b,c" split at the commas, each item stripped of spaces; none for null or "". Empty items
+/// are kept, for the caller to refuse by name.
+std::vector<std::string> split_list(const char* str);
+
 /// "a,b,c" (at most 4 values, one per output channel) as floats; empty = no values. Every value
 /// must be a finite number whose magnitude fits a float (a mean of 1e39 would become inf).
 bool parse_mean(const char* str, std::vector<float>* out, std::string* why);
