@@ -29,20 +29,10 @@ except ImportError as e:  # pragma: no cover - depends on the host
     print(f"python3-onnx (or numpy) is missing: {e}", file=sys.stderr)
     sys.exit(77)
 
-OPSET = 13
-IR_VERSION = 8  # what ONNX Runtime 1.21 and later read
-
-
-def save(graph, path):
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="edgetensor-tests")
-    model.ir_version = IR_VERSION
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
-
-
-def box(i):
-    return [0.1 * i, 0.2, 0.5 + 0.1 * i, 0.9]
+# save() and the SSD graph are the inference library tests' (one definition of the
+# values both suites' C++ recomputes).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "infer"))
+from make_onnx_models import save, ssd  # noqa: E402
 
 
 def yolo_box(i):
@@ -50,29 +40,7 @@ def yolo_box(i):
 
 
 def ssd_dyn(path):
-    image = helper.make_tensor_value_info("image", TensorProto.UINT8, [1, 16, 16, 3])
-    outs = [
-        helper.make_tensor_value_info("detection_boxes", TensorProto.FLOAT, [1, "N", 4]),
-        helper.make_tensor_value_info("detection_classes", TensorProto.FLOAT, [1, "N"]),
-        helper.make_tensor_value_info("detection_scores", TensorProto.FLOAT, [1, "N"]),
-        helper.make_tensor_value_info("num_detections", TensorProto.FLOAT, [1]),
-    ]
-    boxes = np.array([[box(i) for i in range(3)]], dtype=np.float32)
-    nodes = [
-        helper.make_node("Cast", ["image"], ["x"], to=TensorProto.FLOAT),
-        helper.make_node("ReduceMean", ["x"], ["mean"], axes=[1, 2], keepdims=0),
-        helper.make_node("Div", ["mean", "k255"], ["detection_scores"]),
-        helper.make_node("Identity", ["boxes"], ["detection_boxes"]),
-        helper.make_node("Identity", ["classes"], ["detection_classes"]),
-        helper.make_node("Identity", ["num"], ["num_detections"]),
-    ]
-    init = [
-        numpy_helper.from_array(np.array(255.0, dtype=np.float32), "k255"),
-        numpy_helper.from_array(boxes, "boxes"),
-        numpy_helper.from_array(np.array([[1, 2, 3]], dtype=np.float32), "classes"),
-        numpy_helper.from_array(np.array([3], dtype=np.float32), "num"),
-    ]
-    save(helper.make_graph(nodes, "ssd_dyn", [image], outs, init), path)
+    ssd(path, detections="N", name="ssd_dyn")
 
 
 def yolo(path):

@@ -47,12 +47,15 @@ def box(i):
     return [0.1 * i, 0.2, 0.5 + 0.1 * i, 0.9]
 
 
-def ssd(path):
+def ssd(path, detections=3, name="ssd_u8"):
+    """`detections`: the outputs' detection dimension, 3 or a dynamic name such as "N"
+    (tests/gst/make_tensorinfer_models.py's ssd_dyn.onnx); the values are the same."""
     image = helper.make_tensor_value_info("image", TensorProto.UINT8, [1, 16, 16, 3])
+    n = detections
     outs = [
-        helper.make_tensor_value_info("detection_boxes", TensorProto.FLOAT, [1, 3, 4]),
-        helper.make_tensor_value_info("detection_classes", TensorProto.FLOAT, [1, 3]),
-        helper.make_tensor_value_info("detection_scores", TensorProto.FLOAT, [1, 3]),
+        helper.make_tensor_value_info("detection_boxes", TensorProto.FLOAT, [1, n, 4]),
+        helper.make_tensor_value_info("detection_classes", TensorProto.FLOAT, [1, n]),
+        helper.make_tensor_value_info("detection_scores", TensorProto.FLOAT, [1, n]),
         helper.make_tensor_value_info("num_detections", TensorProto.FLOAT, [1]),
     ]
     boxes = np.array([[box(i) for i in range(3)]], dtype=np.float32)
@@ -70,7 +73,7 @@ def ssd(path):
         numpy_helper.from_array(np.array([[1, 2, 3]], dtype=np.float32), "classes"),
         numpy_helper.from_array(np.array([3], dtype=np.float32), "num"),
     ]
-    save(helper.make_graph(nodes, "ssd_u8", [image], outs, init), path)
+    save(helper.make_graph(nodes, name, [image], outs, init), path)
 
 
 def conv(path, batch):
