@@ -20,15 +20,6 @@
 namespace edgetensor::test
 {
 
-/// The running GStreamer's version as text ("GStreamer 1.22.0"), for messages.
-inline std::string gst_running_version()
-{
-    gchar* v = gst_version_string();
-    std::string out(v ? v : "GStreamer ?");
-    g_free(v);
-    return out;
-}
-
 /// True when EDGETENSOR_TEST_REQUIRE_GST126=1.
 inline bool gst126_required()
 {

@@ -7,6 +7,7 @@
 // very memfd (no copy), one in system memory as a copy. GStreamer 1.26+ with its analytics
 // library (the 1.26 and 1.28 lanes: EDGETENSOR_TEST_REQUIRE_GST126=1); elsewhere it skips.
 
+#include "glib_raii.hpp"
 #include "gst126_require.hpp"
 #include "ipc_test_util.hpp"
 
@@ -285,16 +286,19 @@ TEST_F(GstIpcMeta, RelationsArriveAsTheSenderHadThem)
 TEST(GstIpcMetaUpstream, GstTensorMetaHasNoSerializer)
 {
     EXPECT_EQ(gst_tensor_meta_get_info()->serialize_func, nullptr)
-        << gst_running_version() << " serializes GstTensorMeta now: update docs/ipc.md";
+        << edgetensor::gst::running_gst_version()
+        << " serializes GstTensorMeta now: update docs/ipc.md";
     EXPECT_EQ(gst_analytics_relation_meta_get_info()->serialize_func, nullptr)
-        << gst_running_version() << " serializes GstAnalyticsRelationMeta now: update docs/ipc.md";
+        << edgetensor::gst::running_gst_version()
+        << " serializes GstAnalyticsRelationMeta now: update docs/ipc.md";
 }
 
 #else
 
 TEST(GstIpcMeta, NeedsGStreamer126AndItsAnalyticsLibrary)
 {
-    ET_REQUIRE_GST126_OR_SKIP(false, std::string("built against ") + gst_running_version() +
+    ET_REQUIRE_GST126_OR_SKIP(false, std::string("built against ") +
+                                         edgetensor::gst::running_gst_version() +
                                          " without GstTensorMeta (1.26+, gstreamer-analytics-1.0)");
 }
 

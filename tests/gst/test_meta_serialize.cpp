@@ -5,6 +5,7 @@
 // (on every GStreamer version); from 1.24, gst_meta_serialize()/gst_meta_deserialize() use it
 // (unixfdsink/unixfdsrc carry it: tests/gst/test_unixfd.cpp).
 
+#include "glib_raii.hpp"
 #include "gst126_require.hpp"
 #include "gst_test_util.hpp"
 #include "gstedgetensormeta_serialize.hpp"
@@ -255,7 +256,8 @@ TEST(GstMetaSerialize, GstMetaSerializeAndDeserializeCarryTheMeta)
 
 TEST(GstMetaSerialize, GstMetaSerializationNeedsGStreamer124)
 {
-    ET_REQUIRE_GST126_OR_SKIP(false, gst_running_version() + " has no meta serialization (1.24+)");
+    ET_REQUIRE_GST126_OR_SKIP(false, edgetensor::gst::running_gst_version() +
+                                         " has no meta serialization (1.24+)");
 }
 
 #endif
