@@ -132,21 +132,19 @@ bool parse_crop(const char* str, std::optional<Region>* out, std::string* why)
     out->reset();
     if (!str || !*str)
         return true;
-    gchar** parts = g_strsplit(str, ",", -1);
     std::vector<guint64> v;
     bool ok = true;
-    for (gchar** p = parts; *p && ok; ++p) {
-        g_strstrip(*p);
+    for (const std::string& item : split_list(str)) {
         guint64 n = 0;
         GError* err = nullptr;
-        if (!g_ascii_string_to_unsigned(*p, 10, 0, kMaxSize, &n, &err)) {
-            *why = quoted(*p) + " is not an integer from 0 to 16384";
+        if (!g_ascii_string_to_unsigned(item.c_str(), 10, 0, kMaxSize, &n, &err)) {
+            *why = quoted(item.c_str()) + " is not an integer from 0 to 16384";
             g_clear_error(&err);
             ok = false;
+            break;
         }
         v.push_back(n);
     }
-    g_strfreev(parts);
     if (ok && v.size() != 4) {
         *why = "expected four integers x,y,width,height";
         ok = false;
