@@ -21,6 +21,8 @@ Run it inside a lane's root, where the runtimes and upstream's elements are:
     tools/compat-root.sh run 1.28 bench/infer_ab.py --build-dir build-compat-1.28
     ... --tflite-model M.tflite     # also your own u8 [1, 640, 640, 3] model (with its .modelinfo)
     ... --quick                     # CI: one pair of 20- and 4-frame runs per case
+    ... --session-options           # heavy.onnx in-process under each element's ONNX Runtime
+                                    # session options (why onnxinference costs more CPU on it)
 
 CPU per frame is steady state: each side runs N and N/5 frames and the difference is divided by
 the 4N/5 frames between (start-up, model load and ONNX Runtime's schema registration left out).
@@ -172,6 +174,43 @@ def steady(cmd_of, n, env):
     return (wall_n - wall_s) / frames, (cpu_n - cpu_s) / frames
 
 
+def session_options(models, runs):
+    """Why the heavy model costs onnxinference more CPU than tensorinfer: the same heavy.onnx in
+    ONNX Runtime's Python binding, in this process, under the two session options in which the
+    elements differ: the graph optimisation level (onnxinference's optimization-level defaults
+    to disable-all, tensorinfer leaves ONNX Runtime's default, all) and spinning of the
+    intra-op workers (tensorinfer turns it off, onnxinference leaves it on). Threads: ONNX
+    Runtime's default in both. CPU per run is the process's user + system time."""
+    import numpy as np
+    import onnxruntime as ort
+
+    make_onnx_models(models)
+    x = np.full((1, SIZE, SIZE, 3), 128, dtype=np.uint8)
+    levels = (("disable-all (onnxinference)", ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
+              ("all (tensorinfer)", ort.GraphOptimizationLevel.ORT_ENABLE_ALL))
+    print(f"# heavy.onnx in onnxruntime {ort.__version__} (Python), {runs} runs after 3 warm-up")
+    print("| graph optimisation | intra-op spinning | CPU ms/run | wall ms/run |")
+    print("|---|---|---|---|")
+    for level_name, level in levels:
+        for spin in ("1", "0"):
+            so = ort.SessionOptions()
+            so.graph_optimization_level = level
+            so.add_session_config_entry("session.intra_op.allow_spinning", spin)
+            s = ort.InferenceSession(os.path.join(models, "heavy.onnx"), so,
+                                     providers=["CPUExecutionProvider"])
+            for _ in range(3):
+                s.run(None, {"image": x})
+            t0, c0 = time.monotonic(), time.process_time()
+            for _ in range(runs):
+                s.run(None, {"image": x})
+            cpu, wall = time.process_time() - c0, time.monotonic() - t0
+            spin_name = "on (onnxinference)" if spin == "1" else "off (tensorinfer)"
+            print(f"| {level_name} | {spin_name} | {cpu / runs * 1e3:.1f} | "
+                  f"{wall / runs * 1e3:.1f} |", flush=True)
+            del s
+    return 0
+
+
 def ratio(a, b):
     return a / b if b > 0 else float("nan")
 
@@ -187,7 +226,13 @@ def main():
                     "onnx-tiny, onnx-heavy, tflite-tiny, tflite-heavy, tflite-given")
     ap.add_argument("--quick", action="store_true", help="CI: one pair of 20- and 4-frame runs")
     ap.add_argument("--print-commands", action="store_true")
+    ap.add_argument("--session-options", action="store_true",
+                    help="instead: heavy.onnx in-process under each element's ONNX Runtime "
+                    "session options (why onnxinference costs more CPU on it)")
     args = ap.parse_args()
+    if args.session_options:
+        with tempfile.TemporaryDirectory(prefix="infer-ab-") as models:
+            return session_options(models, 10 if args.quick else 40)
     pairs, frames = (1, 20) if args.quick else (max(1, args.pairs), max(5, args.frames))
     build = os.path.abspath(args.build_dir)
     if not os.path.exists(os.path.join(build, "gst", "libgstedgetensor.so")):
