@@ -58,20 +58,32 @@ template <size_t K, uint32_t L, bool Lerp>
 void hpass_t(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst) noexcept
 {
     const size_t quads = n / 16;
+    // In locals: the compiler cannot tell the int16 stores from the tables' pointers.
+    const int32_t* const win = g.win;
+    const uint8_t* const masks = g.masks;
+    const int16_t* const wts = g.w;
+    int16_t* out[K];
+#pragma GCC unroll 4
+    for (size_t k = 0; k < K; ++k)
+        out[k] = dst[k];
     for (size_t q = 0; q < quads; ++q) {
         __m128i r[K][4];
+#pragma GCC unroll 4
         for (uint32_t l = 0; l < L; ++l) {
-            const int32_t* w = g.win + (q * L + l) * 4;
-            const uint8_t* m = g.masks + (q * L + l) * K * 64;
+            const int32_t* w = win + (q * L + l) * 4;
+            const uint8_t* m = masks + (q * L + l) * K * 64;
+#pragma GCC unroll 4
             for (size_t s = 0; s < 4; ++s) {
                 const __m128i v = load128(row + w[s]);
+#pragma GCC unroll 4
                 for (size_t k = 0; k < K; ++k) {
                     const __m128i t = _mm_shuffle_epi8(v, load128(m + k * 64 + s * 16));
                     r[k][s] = l == 0 ? t : _mm_or_si128(r[k][s], t);
                 }
             }
         }
-        const __m128i w0 = load128(g.w + q * 16), w1 = load128(g.w + q * 16 + 8);
+        const __m128i w0 = load128(wts + q * 16), w1 = load128(wts + q * 16 + 8);
+#pragma GCC unroll 4
         for (size_t k = 0; k < K; ++k) {
             // Slots hold blocks 0, 2, 1, 3.
             const __m128i a0 = _mm_unpacklo_epi64(r[k][0], r[k][2]);
@@ -85,8 +97,8 @@ void hpass_t(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst)
                 h1 = _mm_add_epi16(h1,
                                    _mm_mulhrs_epi16(_mm_slli_epi16(_mm_sub_epi16(b1, a1), 5), w1));
             }
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[k] + q * 16), h0);
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[k] + q * 16 + 8), h1);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out[k] + q * 16), h0);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out[k] + q * 16 + 8), h1);
         }
     }
 }
@@ -168,6 +180,7 @@ inline __m128i mask3(int t, int c) noexcept
 
 ET_ALWAYS_INLINE void store_rgb16(uint8_t* out, __m128i r, __m128i g, __m128i b) noexcept
 {
+#pragma GCC unroll 4
     for (int t = 0; t < 3; ++t)
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * t),
                          _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(r, mask3(t, 0)),
@@ -271,6 +284,7 @@ ET_ALWAYS_INLINE void store_pixels(const EmitArgs& e, size_t x, size_t n, const 
 {
     const size_t left = n - x < 16 ? n - x : 16;
     if (e.chw || C == 1) {
+#pragma GCC unroll 4
         for (size_t k = 0; k < C; ++k) {
             uint8_t* d = e.dst + k * e.plane_stride + x;
             if (left == 16) {
@@ -305,6 +319,7 @@ template <bool Signed, size_t C> void emit_q(const EmitArgs& e, size_t n) noexce
     }
     for (size_t x = 0; x < n; x += 16) {
         __m128i v[C];
+#pragma GCC unroll 4
         for (size_t k = 0; k < C; ++k)
             v[k] = quant_bytes<Signed>(load128(e.ch[k] + x), load128(e.ch[k] + x + 8), qa[k], qb[k],
                                        zp);
@@ -401,6 +416,7 @@ void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n, __m128i mask) noe
                 copy_bytes(d + x * C, tail[0], (n - x) * C);
         } else {
             const __m128i v[4] = {r, g, b, alpha};
+#pragma GCC unroll 4
             for (size_t k = 0; k < C; ++k) {
                 if (full) {
                     _mm_storeu_si128(reinterpret_cast<__m128i*>(plane[k] + x), v[k]);
