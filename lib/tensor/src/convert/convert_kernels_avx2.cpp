@@ -448,7 +448,7 @@ template <bool Signed> inline __m256i q5_bytes(__m256i lo, __m256i hi) noexcept
 }
 
 /// 32 pixels of R, G, B bytes (B, G, R with Swap) from column x.
-template <bool Blend, bool Swap, bool Signed>
+template <int Blend, bool Swap, bool Signed>
 ET_ALWAYS_INLINE void yuv_bytes(const YuvSrc& src, size_t x, __m256i& r, __m256i& g,
                                 __m256i& b) noexcept
 {
@@ -461,7 +461,7 @@ ET_ALWAYS_INLINE void yuv_bytes(const YuvSrc& src, size_t x, __m256i& r, __m256i
     b = q5_bytes<Signed>(Swap ? r0 : b0, Swap ? r1 : b1);
 }
 
-template <bool Blend, size_t C, bool Swap, bool Signed>
+template <int Blend, size_t C, bool Swap, bool Signed>
 void yuv_u8_hwc(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const YuvSrc src(c);
@@ -488,7 +488,7 @@ void yuv_u8_hwc(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     }
 }
 
-template <bool Blend, size_t C, bool Swap, bool Signed>
+template <int Blend, size_t C, bool Swap, bool Signed>
 void yuv_u8_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const YuvSrc src(c);
@@ -523,7 +523,7 @@ void yuv_u8_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     }
 }
 
-template <bool Blend, size_t C, bool Signed>
+template <int Blend, size_t C, bool Signed>
 void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const bool swap = e.order[0] == 2;
@@ -535,7 +535,7 @@ void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
              : yuv_u8_hwc<Blend, C, false, Signed>(c, e, n);
 }
 
-template <bool Blend, bool Signed>
+template <int Blend, bool Signed>
 void yuv_u8_channels(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     if (e.channels == 3)
@@ -563,7 +563,7 @@ inline void store_float16(uint8_t* d, __m256i v, __m256 scale, __m256 bias) noex
     }
 }
 
-template <bool Blend, bool Half>
+template <int Blend, bool Half>
 void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const YuvSrc src(c);
@@ -601,7 +601,7 @@ void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 /// YUV straight to quantized bytes: output channel k takes colour k (R G B), or 2 - k with
 /// Swap (B G R); alpha is the quantized opaque value.
-template <bool Blend, size_t C, bool Swap, bool Fused, bool Signed>
+template <int Blend, size_t C, bool Swap, bool Fused, bool Signed>
 void yuv_q(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const YuvSrc src(c);
@@ -627,7 +627,7 @@ void yuv_q(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     }
 }
 
-template <bool Blend, bool Fused, bool Signed>
+template <int Blend, bool Fused, bool Signed>
 bool yuv_q_channels(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const bool swap = e.order[0] == 2;
@@ -640,14 +640,14 @@ bool yuv_q_channels(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     return true;
 }
 
-template <bool Blend, bool Fused>
+template <int Blend, bool Fused>
 bool yuv_q_typed(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     return e.type == EmitType::QI8 ? yuv_q_channels<Blend, Fused, true>(c, e, n)
                                    : yuv_q_channels<Blend, Fused, false>(c, e, n);
 }
 
-template <bool Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
+template <int Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     switch (e.type) {
     case EmitType::QU8:
@@ -680,7 +680,16 @@ template <bool Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, s
 
 bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
-    return blends(c) ? yuv_emit_t<true>(c, e, n) : yuv_emit_t<false>(c, e, n);
+    // Half the rows of a 4:2:0 downscale have chroma weight 0 (both luma taps in one chroma
+    // row): their U and V lerps are skipped.
+    switch (blend_mode(c)) {
+    case kBlendNone:
+        return yuv_emit_t<kBlendNone>(c, e, n);
+    case kBlendLuma:
+        return yuv_emit_t<kBlendLuma>(c, e, n);
+    default:
+        return yuv_emit_t<kBlendAll>(c, e, n);
+    }
 }
 
 } // namespace

@@ -395,8 +395,8 @@ void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n, __m128i mask) noe
     alignas(16) uint8_t tail[4][16 * 4];
     for (size_t x = 0; x < n; x += 16) {
         __m128i r0, g0, b0, r1, g1, b1;
-        src.template rgb<Blend>(x, bias, r0, g0, b0);
-        src.template rgb<Blend>(x + 8, bias, r1, g1, b1);
+        src.template rgb<(Blend ? kBlendAll : kBlendNone)>(x, bias, r0, g0, b0);
+        src.template rgb<(Blend ? kBlendAll : kBlendNone)>(x + 8, bias, r1, g1, b1);
         __m128i r = q5_bytes(r0, r1, mask);
         const __m128i g = q5_bytes(g0, g1, mask);
         __m128i b = q5_bytes(b0, b1, mask);
@@ -443,7 +443,7 @@ template <bool Blend> void yuv_f32_chw(const ComposeArgs& c, const EmitArgs& e, 
     alignas(16) float tail[8];
     for (size_t x = 0; x < n; x += 8) {
         __m128i v[3];
-        src.template rgb_q5<Blend>(x, v[0], v[1], v[2]);
+        src.template rgb_q5<(Blend ? kBlendAll : kBlendNone)>(x, v[0], v[1], v[2]);
         const bool full = n - x >= 8;
         for (size_t j = 0; j < 3; ++j) {
             float* out = full ? plane[j] + x : tail;
@@ -477,8 +477,8 @@ void yuv_q(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     }
     for (size_t x = 0; x < n; x += 16) {
         __m128i r0, g0, b0, r1, g1, b1;
-        src.template rgb_q5<Blend>(x, r0, g0, b0);
-        src.template rgb_q5<Blend>(x + 8, r1, g1, b1);
+        src.template rgb_q5<(Blend ? kBlendAll : kBlendNone)>(x, r0, g0, b0);
+        src.template rgb_q5<(Blend ? kBlendAll : kBlendNone)>(x + 8, r1, g1, b1);
         v[0] = quant_bytes<Signed>(Swap ? b0 : r0, Swap ? b1 : r1, qa[0], qb[0], zp);
         v[1] = quant_bytes<Signed>(g0, g1, qa[1], qb[1], zp);
         v[2] = quant_bytes<Signed>(Swap ? r0 : b0, Swap ? r1 : b1, qa[2], qb[2], zp);
