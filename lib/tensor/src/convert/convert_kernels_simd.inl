@@ -28,7 +28,8 @@ void vblend_simd(const VIn& in, int16_t* out, size_t n) noexcept
 }
 
 /// Which of YuvSrc's rows blend: luma, chroma (U and V share their weight), both, neither.
-/// Chroma alone is rare (a chroma row pair whose luma weight is 0) and runs as both.
+/// Chroma alone does not occur (chroma rows differ only where luma rows do); it would run as
+/// both.
 inline constexpr int kBlendNone = 0, kBlendLuma = 1, kBlendChroma = 2, kBlendAll = 3;
 
 /// The rows and constants of one output row's YUV -> RGB, for kernels that go on to emit
