@@ -18,9 +18,16 @@
 // the items_per_second counter. After the run a summary prints each ratio the issue sets a
 // target for, from the fastest repetition when run with --benchmark_repetitions (the best
 // estimate of an idle machine).
+//
+// Every case also reports its job's memory-bandwidth floor (bench/mem_floor.hpp): the source
+// planes read once and the tensor written once at this host's memcpy bandwidth, as floor_ms,
+// and its time as a multiple of it, x_floor; the summary prints both for the engine, and beside
+// them BM_MoveBytes: the same bytes moved by memcpy and a read with the buffers as hot as the
+// engine's (on a host whose last-level cache holds a frame, below the 64 MiB floor).
 
 #include <edgetensor/convert.hpp>
 
+#include "mem_floor.hpp"
 #include "run_skipped.hpp"
 
 #include <benchmark/benchmark.h>
@@ -152,12 +159,36 @@ const Frame& frame_for(const Job& j)
     return it->second;
 }
 
-/// The cost of one frame is in this many milliseconds; the rest of the benchmark's loop is
-/// ClobberMemory.
+/// What a job must move at least: its source planes read once, its tensor written once.
+double bytes_read(const Job& j)
+{
+    const double px = double(j.sw) * double(j.sh);
+    return j.format == et::ConvertFormat::Nv12 ? px * 1.5 : px * 2.0; // NV12 4:2:0, YUY2 4:2:2
+}
+
+double bytes_written(const Job& j)
+{
+    const double elem = j.out == Out::F32ChwNorm ? 4.0 : j.out == Out::F16ChwNorm ? 2.0 : 1.0;
+    return double(j.dw) * double(j.dh) * 3.0 * elem;
+}
+
+/// The job's memory-bandwidth floor on this host (bench/mem_floor.hpp).
+double job_floor_ms(const Job& j)
+{
+    return edgetensor::bench::floor_ms(bytes_read(j), bytes_written(j));
+}
+
+/// Frames per second, and the floor: floor_ms, and x_floor = time per frame / floor_ms (a
+/// rate counter inverted, so it divides by the same time the report shows).
 void finish(benchmark::State& state, const Job& j)
 {
     state.SetItemsProcessed(int64_t(state.iterations()));
     state.SetLabel(j.name);
+    const double floor = job_floor_ms(j);
+    state.counters["floor_ms"] = floor;
+    state.counters["x_floor"] =
+        benchmark::Counter(double(state.iterations()) * floor * 1e-3,
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // ---- edgetensor ---------------------------------------------------------------------------
@@ -349,6 +380,37 @@ void BM_OpenCV(benchmark::State& state)
 }
 #endif
 
+// ---- the job's bytes moved in cache -----------------------------------------------------------
+
+/// The floor of mem_floor.hpp copies 64 MiB, far past the L2; a job's frame and tensor (4.3 MB
+/// for 1080p -> 640x640 RGB) are reused every iteration, like the engine's, and may stay in a
+/// large last-level cache. This moves exactly the job's bytes the same way: memcpy of the
+/// smaller of the two sizes from the frame into the tensor, then a read of the rest of the
+/// frame or a memset of the rest of the tensor.
+void BM_MoveBytes(benchmark::State& state)
+{
+    const Job& j = kJobs[state.range(0)];
+    const Frame& f = frame_for(j);
+    const size_t r = size_t(bytes_read(j)), w = size_t(bytes_written(j));
+    std::vector<uint8_t> out(w);
+    const size_t copied = std::min(r, w);
+    for (auto _ : state) {
+        std::memcpy(out.data(), f.data.data(), copied);
+        if (w > copied)
+            std::memset(out.data() + copied, 0x5a, w - copied);
+        uint64_t sum = 0;
+        for (size_t i = copied; i + 8 <= r; i += 8) {
+            uint64_t v;
+            std::memcpy(&v, f.data.data() + i, 8);
+            sum += v;
+        }
+        benchmark::DoNotOptimize(sum);
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    finish(state, j);
+}
+
 // ---- registration -----------------------------------------------------------------------------
 
 double min_of(const std::vector<double>& v)
@@ -379,6 +441,8 @@ const bool kRegistered = [] {
 #endif
     one_thread_jobs(benchmark::RegisterBenchmark("BM_GstVideoConverter", BM_GstVideoConverter),
                     {kRgb});
+    one_thread_jobs(benchmark::RegisterBenchmark("BM_MoveBytes", BM_MoveBytes),
+                    {kRgb, kF32, kYuy2, k4k});
     // Thread scaling: wall-clock time (CPU time would only count the calling thread).
     auto* et_mt = benchmark::RegisterBenchmark("BM_EdgetensorWall", BM_Edgetensor)
                       ->ArgNames({"job", "threads"})
@@ -421,17 +485,23 @@ public:
     {
         ConsoleReporter::Finalize();
         std::printf("\nsummary: ms per frame (one thread: CPU time; threads: wall time), "
-                    "ratio = their time / ours\n");
-        std::printf("  %-52s %9s %9s %7s %9s %7s\n", "job", "edgetensor", "videocvt", "ratio",
-                    "opencv", "ratio");
+                    "ratio = their time / ours; floor = bytes read once + written once at %.1f "
+                    "GB/s (memcpy, 64 MiB), x = ours / floor\n",
+                    edgetensor::bench::copy_bandwidth_bytes_per_s() * 1e-9);
+        std::printf("  %-52s %9s %9s %7s %9s %7s %8s %6s %8s %6s\n", "job", "edgetensor",
+                    "videocvt", "ratio", "opencv", "ratio", "floor", "x", "moved", "x");
         for (int64_t j = 0; j < kJobCount; ++j) {
             const double ours = get("BM_Edgetensor/job:" + std::to_string(j) + "/threads:1");
             const double vcs = get("BM_Videoconvertscale/job:" + std::to_string(j));
             const double cv = get("BM_OpenCV/job:" + std::to_string(j));
             if (ours <= 0)
                 continue;
-            std::printf("  %-52s %9.3f %9s %7s %9s %7s\n", kJobs[j].name, ours, ms(vcs).c_str(),
-                        ratio(vcs, ours).c_str(), ms(cv).c_str(), ratio(cv, ours).c_str());
+            const double floor = job_floor_ms(kJobs[j]);
+            const double moved = get("BM_MoveBytes/job:" + std::to_string(j));
+            std::printf("  %-52s %9.3f %9s %7s %9s %7s %8.3f %5.2fx %8s %6s\n", kJobs[j].name, ours,
+                        ms(vcs).c_str(), ratio(vcs, ours).c_str(), ms(cv).c_str(),
+                        ratio(cv, ours).c_str(), floor, ours / floor, ms(moved).c_str(),
+                        ratio(ours, moved).c_str());
         }
         const double ours = get("BM_Edgetensor/job:0/threads:1");
         const double vcs = get("BM_Videoconvertscale/job:0");

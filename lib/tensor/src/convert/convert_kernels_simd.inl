@@ -27,6 +27,11 @@ void vblend_simd(const VIn& in, int16_t* out, size_t n) noexcept
     }
 }
 
+/// Which of YuvSrc's rows blend: luma, chroma (U and V share their weight), both, neither.
+/// Chroma alone does not occur (chroma rows differ only where luma rows do); it would run as
+/// both.
+inline constexpr int kBlendNone = 0, kBlendLuma = 1, kBlendChroma = 2, kBlendAll = 3;
+
 /// The rows and constants of one output row's YUV -> RGB, for kernels that go on to emit
 /// straight from registers.
 struct YuvSrc {
@@ -53,13 +58,16 @@ struct YuvSrc {
     }
 
     /// R, G, B in Q5 of V::N pixels from column x, unclamped, plus `bias` (16 before a
-    /// rounding shift to bytes, else 0).
-    template <bool Blend>
+    /// rounding shift to bytes, else 0). Blend says which rows a vertical lerp mixes (see
+    /// blend_mode()); a lerp with weight 0 returns its first row exactly, so skipping it is the
+    /// same function.
+    template <int Blend>
     ET_ALWAYS_INLINE void rgb(size_t x, T bias, T& r, T& g, T& b) const noexcept
     {
-        const T y4 = V::shl2(V::sub(lerp<Blend>(y0, y1, wy, x), yo));
-        const T u4 = V::shl2(V::sub(lerp<Blend>(u0, u1, wu, x), mid));
-        const T v4 = V::shl2(V::sub(lerp<Blend>(v0, v1, wv, x), mid));
+        constexpr bool by = (Blend & kBlendLuma) != 0, bc = (Blend & kBlendChroma) != 0;
+        const T y4 = V::shl2(V::sub(lerp<by>(y0, y1, wy, x), yo));
+        const T u4 = V::shl2(V::sub(lerp<bc>(u0, u1, wu, x), mid));
+        const T v4 = V::shl2(V::sub(lerp<bc>(v0, v1, wv, x), mid));
         const T yy = V::add(V::mulhrs(y4, ys), bias);
         r = V::add(yy, V::mulhrs(v4, vr));
         g = V::add(V::add(yy, V::mulhrs(u4, ug)), V::mulhrs(v4, vg));
@@ -67,7 +75,7 @@ struct YuvSrc {
     }
 
     /// The same clamped to [0, kQ5Max] (what compose stores and floats start from).
-    template <bool Blend> ET_ALWAYS_INLINE void rgb_q5(size_t x, T& r, T& g, T& b) const noexcept
+    template <int Blend> ET_ALWAYS_INLINE void rgb_q5(size_t x, T& r, T& g, T& b) const noexcept
     {
         const T zero = V::set1(0), top = V::set1(kQ5Max);
         rgb<Blend>(x, zero, r, g, b);
@@ -76,6 +84,13 @@ struct YuvSrc {
         b = V::min(V::max(b, zero), top);
     }
 };
+
+inline int blend_mode(const ComposeArgs& c) noexcept
+{
+    if (c.in[1].w != 0 || c.in[2].w != 0)
+        return kBlendAll;
+    return c.in[0].w != 0 ? kBlendLuma : kBlendNone;
+}
 
 inline bool blends(const ComposeArgs& c) noexcept
 {
@@ -90,7 +105,7 @@ template <bool Blend> void yuv_rgb_simd(const ComposeArgs& c, size_t n) noexcept
     int16_t* bo = c.out[2];
     for (size_t x = 0; x < n; x += V::N) {
         typename V::T r, g, b;
-        src.template rgb_q5<Blend>(x, r, g, b);
+        src.template rgb_q5<(Blend ? kBlendAll : kBlendNone)>(x, r, g, b);
         V::store(ro + x, r);
         V::store(go + x, g);
         V::store(bo + x, b);

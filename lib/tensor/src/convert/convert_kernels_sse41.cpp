@@ -58,20 +58,32 @@ template <size_t K, uint32_t L, bool Lerp>
 void hpass_t(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst) noexcept
 {
     const size_t quads = n / 16;
+    // In locals: the compiler cannot tell the int16 stores from the tables' pointers.
+    const int32_t* const win = g.win;
+    const uint8_t* const masks = g.masks;
+    const int16_t* const wts = g.w;
+    int16_t* out[K];
+#pragma GCC unroll 4
+    for (size_t k = 0; k < K; ++k)
+        out[k] = dst[k];
     for (size_t q = 0; q < quads; ++q) {
         __m128i r[K][4];
+#pragma GCC unroll 4
         for (uint32_t l = 0; l < L; ++l) {
-            const int32_t* w = g.win + (q * L + l) * 4;
-            const uint8_t* m = g.masks + (q * L + l) * K * 64;
+            const int32_t* w = win + (q * L + l) * 4;
+            const uint8_t* m = masks + (q * L + l) * K * 64;
+#pragma GCC unroll 4
             for (size_t s = 0; s < 4; ++s) {
                 const __m128i v = load128(row + w[s]);
+#pragma GCC unroll 4
                 for (size_t k = 0; k < K; ++k) {
                     const __m128i t = _mm_shuffle_epi8(v, load128(m + k * 64 + s * 16));
                     r[k][s] = l == 0 ? t : _mm_or_si128(r[k][s], t);
                 }
             }
         }
-        const __m128i w0 = load128(g.w + q * 16), w1 = load128(g.w + q * 16 + 8);
+        const __m128i w0 = load128(wts + q * 16), w1 = load128(wts + q * 16 + 8);
+#pragma GCC unroll 4
         for (size_t k = 0; k < K; ++k) {
             // Slots hold blocks 0, 2, 1, 3.
             const __m128i a0 = _mm_unpacklo_epi64(r[k][0], r[k][2]);
@@ -85,8 +97,8 @@ void hpass_t(const uint8_t* row, const HGroup& g, size_t n, int16_t* const* dst)
                 h1 = _mm_add_epi16(h1,
                                    _mm_mulhrs_epi16(_mm_slli_epi16(_mm_sub_epi16(b1, a1), 5), w1));
             }
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[k] + q * 16), h0);
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst[k] + q * 16 + 8), h1);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out[k] + q * 16), h0);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out[k] + q * 16 + 8), h1);
         }
     }
 }
@@ -168,6 +180,7 @@ inline __m128i mask3(int t, int c) noexcept
 
 ET_ALWAYS_INLINE void store_rgb16(uint8_t* out, __m128i r, __m128i g, __m128i b) noexcept
 {
+#pragma GCC unroll 4
     for (int t = 0; t < 3; ++t)
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * t),
                          _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(r, mask3(t, 0)),
@@ -271,6 +284,7 @@ ET_ALWAYS_INLINE void store_pixels(const EmitArgs& e, size_t x, size_t n, const 
 {
     const size_t left = n - x < 16 ? n - x : 16;
     if (e.chw || C == 1) {
+#pragma GCC unroll 4
         for (size_t k = 0; k < C; ++k) {
             uint8_t* d = e.dst + k * e.plane_stride + x;
             if (left == 16) {
@@ -305,6 +319,7 @@ template <bool Signed, size_t C> void emit_q(const EmitArgs& e, size_t n) noexce
     }
     for (size_t x = 0; x < n; x += 16) {
         __m128i v[C];
+#pragma GCC unroll 4
         for (size_t k = 0; k < C; ++k)
             v[k] = quant_bytes<Signed>(load128(e.ch[k] + x), load128(e.ch[k] + x + 8), qa[k], qb[k],
                                        zp);
@@ -380,8 +395,8 @@ void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n, __m128i mask) noe
     alignas(16) uint8_t tail[4][16 * 4];
     for (size_t x = 0; x < n; x += 16) {
         __m128i r0, g0, b0, r1, g1, b1;
-        src.template rgb<Blend>(x, bias, r0, g0, b0);
-        src.template rgb<Blend>(x + 8, bias, r1, g1, b1);
+        src.template rgb<(Blend ? kBlendAll : kBlendNone)>(x, bias, r0, g0, b0);
+        src.template rgb<(Blend ? kBlendAll : kBlendNone)>(x + 8, bias, r1, g1, b1);
         __m128i r = q5_bytes(r0, r1, mask);
         const __m128i g = q5_bytes(g0, g1, mask);
         __m128i b = q5_bytes(b0, b1, mask);
@@ -401,6 +416,7 @@ void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n, __m128i mask) noe
                 copy_bytes(d + x * C, tail[0], (n - x) * C);
         } else {
             const __m128i v[4] = {r, g, b, alpha};
+#pragma GCC unroll 4
             for (size_t k = 0; k < C; ++k) {
                 if (full) {
                     _mm_storeu_si128(reinterpret_cast<__m128i*>(plane[k] + x), v[k]);
@@ -427,7 +443,7 @@ template <bool Blend> void yuv_f32_chw(const ComposeArgs& c, const EmitArgs& e, 
     alignas(16) float tail[8];
     for (size_t x = 0; x < n; x += 8) {
         __m128i v[3];
-        src.template rgb_q5<Blend>(x, v[0], v[1], v[2]);
+        src.template rgb_q5<(Blend ? kBlendAll : kBlendNone)>(x, v[0], v[1], v[2]);
         const bool full = n - x >= 8;
         for (size_t j = 0; j < 3; ++j) {
             float* out = full ? plane[j] + x : tail;
@@ -461,8 +477,8 @@ void yuv_q(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     }
     for (size_t x = 0; x < n; x += 16) {
         __m128i r0, g0, b0, r1, g1, b1;
-        src.template rgb_q5<Blend>(x, r0, g0, b0);
-        src.template rgb_q5<Blend>(x + 8, r1, g1, b1);
+        src.template rgb_q5<(Blend ? kBlendAll : kBlendNone)>(x, r0, g0, b0);
+        src.template rgb_q5<(Blend ? kBlendAll : kBlendNone)>(x + 8, r1, g1, b1);
         v[0] = quant_bytes<Signed>(Swap ? b0 : r0, Swap ? b1 : r1, qa[0], qb[0], zp);
         v[1] = quant_bytes<Signed>(g0, g1, qa[1], qb[1], zp);
         v[2] = quant_bytes<Signed>(Swap ? r0 : b0, Swap ? r1 : b1, qa[2], qb[2], zp);
