@@ -25,6 +25,7 @@
 #include <edgetensor/convert.hpp>
 #include <edgetensor/tensor_dyn.hpp>
 
+#include "batch_rois.hpp"
 #include "mem_floor.hpp"
 #include "run_skipped.hpp"
 
@@ -68,7 +69,8 @@ struct Job {
 const Job kJobs[kJobCount] = {
     {"4 x 1080p NV12 -> [4,3,640,640] f32", 4, 640, 640, et::DType::F32, false},
     {"4 x 1080p NV12 -> [4,3,640,640] int8 quantized", 4, 640, 640, et::DType::I8, false},
-    {"16 ROIs of 1080p NV12 -> [16,3,224,224] f32", 16, 224, 224, et::DType::F32, true},
+    {"16 ROIs of 1080p NV12 -> [16,3,224,224] f32", edgetensor::bench::kRoiCount, 224, 224,
+     et::DType::F32, true},
 };
 
 size_t dtype_bytes(et::DType d)
@@ -76,13 +78,10 @@ size_t dtype_bytes(et::DType d)
     return d == et::DType::F32 ? 4 : 1;
 }
 
-/// The 16 regions: one per cell of a 4 x 4 grid over the frame, of different sizes and aspect
-/// ratios, at even offsets (videocrop crops NV12 at even pixels).
 et::Region roi(size_t i)
 {
-    const size_t col = i % 4, row = i / 4;
-    return {col * 480 + 32 * (i % 3), row * 270 + 20 * (i % 2), 200 + 40 * (i % 4),
-            180 + 20 * (i % 3)};
+    const auto r = edgetensor::bench::roi_rect(i);
+    return {r.x, r.y, r.width, r.height};
 }
 
 struct Frame {
