@@ -16,13 +16,13 @@ then C, B, A, ... (bench/pipeline_ab.py's runner: CPU from the child's rusage). 
          pictures into the normalised CHW batch (an appsink packer's copy): that costs what
          bench_batch's BM_StockPack measures in process, and is added to nothing here.
     C is the same pipeline for both dtypes and runs in streams-f32 only.
-  roi-f32: one 1080p frame carrying 16 GstVideoRegionOfInterestMeta (added by batch_pipeline
+  roi-f32 / roi-int8: one 1080p frame carrying 16 GstVideoRegionOfInterestMeta (added by batch_pipeline
     --rois 16 at the identity named `roi`) -> [16, 3, 224, 224] float32 normalised:
       A  tensorbatch mode=roi batch-size=16
       B  tee, 16 branches `tensorconvert crop=X,Y,W,H` (the same regions) ! fakesink
       C  tee, 16 branches `videocrop ! videoconvertscale ! video/x-raw,format=RGB,...` !
          fakesink (packing not included, as above)
-    The tee branches have no queue (one streaming thread, as tensorbatch) and their sinks
+    C runs in roi-f32 only. The tee branches have no queue (one streaming thread, as tensorbatch) and their sinks
     async=false (a tee without queues cannot preroll 16 sinks otherwise).
   latency: 4 live tensortestsrc (30 fps, 640x480 NV12), one stalling after 30 frames (its
     buffers dropped, no EOS), tensorbatch batched-push-timeout=20 ms: how long after its
@@ -109,8 +109,8 @@ def roi_rects():
     return out
 
 
-def roi_case():
-    opts = tensor_opts("f32")
+def roi_case(dtype):
+    opts = tensor_opts(dtype)
     src = lambda n: f"{still('smpte', n)} ! identity name=roi"  # noqa: E731
 
     def a(n):
@@ -128,14 +128,20 @@ def roi_case():
             "videoconvertscale ! video/x-raw,format=RGB,width=224,height=224 ! "
             "fakesink sync=false async=false" for x, y, w, h in roi_rects())
 
-    return {"A": a, "B": b, "C": c}, 16, ["--rois", "16"]
+    sides = {"A": a, "B": b}
+    if dtype == "f32":
+        sides["C"] = c
+    return sides, 16, ["--rois", "16"]
 
 
 CASES = {
     "streams-f32": ("4 x 1080p NV12 -> [4,3,640,640] float32", lambda: streams_case("f32")),
     "streams-int8": ("4 x 1080p NV12 -> [4,3,640,640] int8 quantized",
                      lambda: streams_case("int8")),
-    "roi-f32": ("16 ROIs of one 1080p NV12 frame -> [16,3,224,224] float32", roi_case),
+    "roi-f32": ("16 ROIs of one 1080p NV12 frame -> [16,3,224,224] float32",
+                lambda: roi_case("f32")),
+    "roi-int8": ("16 ROIs of one 1080p NV12 frame -> [16,3,224,224] int8 quantized",
+                 lambda: roi_case("int8")),
 }
 
 LATENCY = ("tensorbatch name=b batch-size=4 width=320 height=320 layout=chw dtype=float32 "
