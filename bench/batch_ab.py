@@ -4,7 +4,8 @@
 
 Every side is one whole process running a pipeline description to EOS (bench/batch_pipeline, a
 gst-launch-1.0 that also adds ROI metas and prints tensorbatch's stats), alternating A, B, C,
-then C, B, A, ... (bench/pipeline_ab.py's runner: CPU from the child's rusage). Cases:
+then C, B, A, ... (measured as bench/pipeline_ab.py's run_once does: wall clock, and CPU from
+the child's rusage; here its stdout is kept for tensorbatch's stats). Cases:
 
   streams-f32 / streams-int8: 4 x 1080p NV12 streams (videotestsrc num-buffers=1, four
     patterns, ! imagefreeze num-buffers=N) -> [4, 3, 640, 640] float32 normalised (int8:
@@ -54,8 +55,6 @@ import subprocess
 import sys
 import tempfile
 import time
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 MEAN = "123.675,116.28,103.53"
 STD = "58.395,57.12,57.375"

@@ -470,6 +470,7 @@ const bool kRegistered = [] {
     benchmark::RegisterBenchmark("BM_RoiConverterCreate", BM_RoiConverterCreate)
         ->ArgNames({"int8"})
         ->Unit(benchmark::kMicrosecond)
+        ->ComputeStatistics("min", min_of)
         ->Arg(0)
         ->Arg(1);
     return true;
