@@ -54,6 +54,7 @@ Result<void> PadStream::set_caps(PadInput in, const Settings& s, size_t width, s
     config_ = *cfg;
     frame_ = std::move(frame);
     regions_.clear();
+    region_capacity_ = roi_converter_capacity(s.batch_size);
     input_ = std::move(in);
     return {};
 }
@@ -82,7 +83,7 @@ Result<Converter*> PadStream::region_converter(const Region& crop)
     if (!conv)
         return unexpected(std::move(conv).error());
     regions_.emplace_front(crop, std::move(*conv));
-    while (regions_.size() > kRoiConverters)
+    while (regions_.size() > region_capacity_)
         regions_.pop_back();
     return &regions_.front().second;
 }

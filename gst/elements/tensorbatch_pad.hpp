@@ -9,6 +9,7 @@
 
 #include "tensorbatch_caps.hpp"
 #include "tensorbatch_properties.hpp"
+#include "tensorbatch_roi.hpp"
 
 #include <edgetensor/convert.hpp>
 #include <edgetensor/tensor_dyn.hpp>
@@ -34,10 +35,6 @@ struct ImportCacheFree {
     }
 };
 using ImportCachePtr = std::unique_ptr<GstEdgeTensorImportCache, ImportCacheFree>;
-
-/// How many ROI converters (one per region geometry) a pad keeps: regions that come back with
-/// the same rectangle reuse theirs.
-inline constexpr size_t kRoiConverters = 8;
 
 /// What converting one frame did, for the counters.
 struct Converted {
@@ -91,6 +88,7 @@ private:
     ConvertConfig config_; // without a crop
     std::optional<Converter> frame_;
     std::list<std::pair<Region, Converter>> regions_; // most recently used first
+    size_t region_capacity_ = kRoiConverters;
     ImportCachePtr cache_;
     std::vector<uint8_t> scratch_;
 };

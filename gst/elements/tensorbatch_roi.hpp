@@ -13,6 +13,7 @@
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/gst.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,6 +21,17 @@
 
 namespace edgetensor::gst::tensorbatch
 {
+
+/// How many ROI converters (one per region geometry) a pad keeps: regions that come back with
+/// the same rectangle reuse theirs. At least one batch's regions: kept in LRU order, a cache
+/// smaller than the regions each frame brings back is emptied by every frame, and each region
+/// pays a converter again (a quantized one ~0.4 ms); bounded, as a frame may carry any number.
+inline constexpr size_t kRoiConverters = 8;
+inline constexpr size_t kRoiConvertersMax = 64;
+constexpr size_t roi_converter_capacity(size_t batch_size) noexcept
+{
+    return std::clamp(batch_size, kRoiConverters, kRoiConvertersMax);
+}
 
 /// One region of interest of a frame.
 struct Roi {

@@ -87,5 +87,15 @@ TEST(TensorBatchRoiSelect, VideoRoiMetasAreReadInOrder)
     gst_buffer_unref(b);
 }
 
+// A pad keeps at least one batch's region converters: with fewer, the LRU order empties the
+// cache every frame (16 fixed regions into 8 converters made every one again each frame).
+TEST(TensorBatchRoiSelect, APadKeepsAtLeastOneBatchOfRegionConverters)
+{
+    EXPECT_EQ(roi_converter_capacity(1), kRoiConverters);
+    EXPECT_EQ(roi_converter_capacity(8), 8u);
+    EXPECT_EQ(roi_converter_capacity(16), 16u);
+    EXPECT_EQ(roi_converter_capacity(1024), kRoiConvertersMax);
+}
+
 } // namespace
 } // namespace edgetensor::gst::tensorbatch
