@@ -223,7 +223,7 @@ TEST(GlDmaBufFormats, RealDisplayAndGlConverter)
             << r.error().message();
     }
     // Listed by the replacement but direct imports off here (software): refused with the reason.
-    if (info.software) {
+    if (info.software && !test::env_is("EDGETENSOR_GL_DIRECT", "1")) {
         test::ScopedEnv env("EDGETENSOR_GL_DMABUF_MODIFIERS", "NV12:0x0,0x0100000000000001");
         EXPECT_TRUE(ctx.dma_buf_formats().lists(kNv12, kXTiled));
         auto r = gl_set_source_modifier(*conv, kXTiled);
