@@ -74,6 +74,7 @@
 #include <gst/video/video.h>
 
 #include <edgetensor/convert.hpp>
+#include <edgetensor/gl.hpp>
 
 #include <cstdint>
 #include <mutex>
@@ -111,6 +112,41 @@ GstCaps* gst_tensor_convert_transform_caps(GstBaseTransform* trans, GstPadDirect
         if (s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META)
             return cs::meta_transform_caps(trans, caps, filter);
         return cs::transform_caps(trans, s, direction, caps, filter);
+    });
+}
+
+// The sink reads tiled drm-formats with compute=gl (1.24+): beyond its template, so both the
+// accept-caps check and the caps query's answer (GstBaseTransform intersects it with the
+// template) are widened here by the GL display's list.
+gboolean gst_tensor_convert_accept_caps(GstBaseTransform* trans, GstPadDirection direction,
+                                        GstCaps* caps)
+{
+    return eg::guarded(trans, "accept_caps", FALSE, [&] {
+        return cs::accept_caps(trans, settings_snapshot(GST_TENSOR_CONVERT(trans)), direction,
+                               caps);
+    });
+}
+
+gboolean gst_tensor_convert_query(GstBaseTransform* trans, GstPadDirection direction,
+                                  GstQuery* query)
+{
+    auto* parent = GST_BASE_TRANSFORM_CLASS(gst_tensor_convert_parent_class);
+    if (direction != GST_PAD_SINK || GST_QUERY_TYPE(query) != GST_QUERY_CAPS)
+        return parent->query(trans, direction, query);
+    if (!parent->query(trans, direction, query))
+        return FALSE;
+    return eg::guarded(trans, "query", TRUE, [&] {
+        GstCaps* filter = nullptr;
+        GstCaps* answer = nullptr;
+        gst_query_parse_caps(query, &filter);
+        gst_query_parse_caps_result(query, &answer);
+        if (!answer)
+            return TRUE;
+        GstCaps* wider = cs::add_tiled_to_answer(settings_snapshot(GST_TENSOR_CONVERT(trans)),
+                                                 gst_caps_ref(answer), filter);
+        gst_query_set_caps_result(query, wider);
+        gst_caps_unref(wider);
+        return TRUE;
     });
 }
 
@@ -175,6 +211,19 @@ std::optional<et::Converter> make_converter(GstTensorConvert* self, const Settin
              cs::describe_settings(s).c_str(), conv.error().message().c_str()),
             ("edgetensor error %s", std::string(et::error_code_name(conv.error().code())).c_str()));
         return std::nullopt;
+    }
+    // A tiled drm-format (compute=gl only: check_input_caps accepted it) is imported with its
+    // modifier on every frame; the converter refuses one it cannot import, naming it.
+    if (const uint64_t modifier = in.layout->drm.modifier; modifier != eg::kDrmLinear) {
+        auto r = et::gl_set_source_modifier(*conv, modifier);
+        if (!r) {
+            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                              ("Cannot read drm-format %s: %s",
+                               eg::drm_format_name(in.layout->drm.fourcc, modifier).c_str(),
+                               r.error().message().c_str()),
+                              ("input caps %" GST_PTR_FORMAT, incaps));
+            return std::nullopt;
+        }
     }
     return std::move(*conv);
 }
@@ -448,7 +497,8 @@ static void gst_tensor_convert_class_init(GstTensorConvertClass* klass)
     bt_class->transform_caps = gst_tensor_convert_transform_caps;
     bt_class->fixate_caps = gst_tensor_convert_fixate_caps;
     bt_class->set_caps = gst_tensor_convert_set_caps;
-    bt_class->accept_caps = eg::transform_accept_caps;
+    bt_class->accept_caps = gst_tensor_convert_accept_caps;
+    bt_class->query = gst_tensor_convert_query;
     bt_class->transform_size = cs::transform_size;
     bt_class->decide_allocation = cs::decide_allocation;
     bt_class->propose_allocation = gst_tensor_convert_propose_allocation;

@@ -12,7 +12,12 @@
 
 #include <gst/edgetensor/edgetensor.hpp>
 
+#include <edgetensor/gl.hpp>
+
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -211,9 +216,72 @@ GstCaps* add_sink_structures(const Settings& s, const GstStructure* in, GstCaps*
 
 } // namespace
 
+std::vector<DrmFormat> tiled_drm_formats(const Settings& s)
+{
+    if (!dma_drm_negotiated() || s.compute != GST_TENSOR_CONVERT_COMPUTE_GL ||
+        s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META)
+        return {};
+    // Once per process (and replacement text): a caps query must not start and stop the GL
+    // thread, an EGL initialisation each time.
+    static std::mutex mu;
+    static std::map<std::string, std::vector<DrmFormat>> known;
+    const char* env = std::getenv("EDGETENSOR_GL_DMABUF_MODIFIERS");
+    const std::string key = env ? env : "";
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = known.find(key); it != known.end())
+        return it->second;
+    std::vector<DrmFormat> out;
+    // No GL context: compute=gl fails at caps anyway; the answer stays linear.
+    if (auto ctx = GlContext::shared()) {
+        for (const GlDmaBufFormat& f : ctx->dma_buf_formats().formats)
+            for (uint64_t m : f.modifiers)
+                if (m != kDrmLinear)
+                    out.push_back({f.fourcc, m});
+    }
+    return known.emplace(key, std::move(out)).first->second;
+}
+
+gboolean accept_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
+                     GstCaps* caps)
+{
+    const std::vector<DrmFormat> tiled = tiled_drm_formats(s);
+    if (tiled.empty())
+        return transform_accept_caps(self, direction, caps);
+    MiniObjectPtr<GstCaps> readable(
+        gst_pad_get_pad_template_caps(GST_BASE_TRANSFORM_SINK_PAD(self)));
+    MiniObjectPtr<GstCaps> plain(gst_static_pad_template_get_caps(&sink_template));
+    readable.reset(gst_caps_merge(readable.release(), dma_drm_tiled_caps_like(plain.get(), tiled)));
+    return transform_accept_caps_reading(self, direction, caps, readable.get());
+}
+
+GstCaps* add_tiled_to_answer(const Settings& s, GstCaps* answer, GstCaps* filter)
+{
+    const std::vector<DrmFormat> tiled = tiled_drm_formats(s);
+    if (tiled.empty() || !answer)
+        return answer;
+    MiniObjectPtr<GstCaps> extra(dma_drm_tiled_caps_like(answer, tiled));
+    if (filter)
+        extra.reset(gst_caps_intersect_full(filter, extra.get(), GST_CAPS_INTERSECT_FIRST));
+    if (gst_caps_is_empty(extra.get()))
+        return answer;
+    // Linear DMA_DRM first (the answer's DMA_DRM structures lead), then the tiled ones, then
+    // the rest.
+    GstCaps* out = gst_caps_new_empty();
+    guint i = 0;
+    for (; i < gst_caps_get_size(answer) && is_dma_drm_structure(answer, i); ++i)
+        out = gst_caps_merge(out, gst_caps_copy_nth(answer, i));
+    out = gst_caps_merge(out, extra.release());
+    for (; i < gst_caps_get_size(answer); ++i)
+        out = gst_caps_merge(out, gst_caps_copy_nth(answer, i));
+    gst_caps_unref(answer);
+    return out;
+}
+
 GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
                         GstCaps* caps, GstCaps* filter)
 {
+    const std::vector<DrmFormat> tiled =
+        direction == GST_PAD_SINK ? tiled_drm_formats(s) : std::vector<DrmFormat>();
     GstCaps* result = gst_caps_new_empty();
     MiniObjectPtr<GstCaps> input;
     if (gst_caps_is_any(caps))
@@ -225,8 +293,10 @@ GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirecti
 
     for (guint i = 0; i < gst_caps_get_size(input.get()); ++i) {
         if (direction == GST_PAD_SINK && is_dma_drm_structure(input.get(), i)) {
-            // Linear DMA_DRM (1.24+) is mapped like plain video/x-raw of its format.
-            if (GstStructure* video = dma_drm_as_video(gst_caps_get_structure(input.get(), i))) {
+            // Linear DMA_DRM (1.24+) is mapped like plain video/x-raw of its format, and so
+            // are the tiled drm-formats compute=gl imports.
+            if (GstStructure* video =
+                    dma_drm_as_video(gst_caps_get_structure(input.get(), i), tiled)) {
                 result = add_src_structures(s, video, result);
                 gst_structure_free(video);
             }
@@ -324,7 +394,8 @@ bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps
 
 bool check_input_caps(GstElement* self, const Settings& s, GstCaps* incaps, InputCaps* in)
 {
-    auto layout = stream_layout_from_caps(incaps);
+    const std::vector<DrmFormat> tiled = tiled_drm_formats(s);
+    auto layout = stream_layout_from_caps(incaps, tiled);
     if (!layout || !(*layout)->video) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Cannot parse the input caps."),
                           ("%" GST_PTR_FORMAT "%s%s", incaps, layout ? "" : ": ",

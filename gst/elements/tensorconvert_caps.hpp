@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace edgetensor::gst::tensorconvert
 {
@@ -53,6 +54,23 @@ gboolean transform_size(GstBaseTransform* self, GstPadDirection direction, GstCa
 /// A caps event downstream cannot take: false after an element error that says what `s`
 /// produces from `incaps` and what downstream accepts.
 bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps);
+
+/// The tiled or compressed drm-formats tensorconvert reads under `s` (GStreamer 1.24+): with
+/// compute=gl and output-mode=tensor, the non-linear modifiers the GL converter imports
+/// directly (GlContext::dma_buf_formats(), queried once per process and
+/// EDGETENSOR_GL_DMABUF_MODIFIERS value); none otherwise, or where no GL context starts.
+std::vector<DrmFormat> tiled_drm_formats(const Settings& s);
+
+/// The sink's accept_caps under `s`: the sink template's linear drm-formats plus
+/// tiled_drm_formats() of its formats are readable; any other drm-format is refused naming it.
+gboolean accept_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
+                     GstCaps* caps);
+
+/// A caps query's answer on the sink pad under `s`, GstBaseTransform's `answer` (whose
+/// intersection with the template drops tiled drm-formats) with the DMA_DRM twins of
+/// tiled_drm_formats() added after its linear DMA_DRM structures, within `filter`. Takes
+/// `answer`.
+GstCaps* add_tiled_to_answer(const Settings& s, GstCaps* answer, GstCaps* filter);
 
 /// What the negotiated input caps say.
 struct InputCaps {

@@ -83,7 +83,8 @@ GstFlowReturn run_into_output(GstElement* self, const FrameJob& job, const Sourc
 
 } // namespace
 
-bool convert_tensors(GstElement* self, const FrameJob& job, GstBuffer* inbuf, GstBuffer* outbuf)
+bool convert_tensors(GstElement* self, const FrameJob& job, GstBuffer* inbuf, GstBuffer* outbuf,
+                     std::string* refused)
 {
     // Foreign fd memory (a camera's DMA-BUFs, a memfd) goes through the import cache, so the
     // source is the same tensor, with the same identity, whenever its buffer comes back, and
@@ -94,19 +95,28 @@ bool convert_tensors(GstElement* self, const FrameJob& job, GstBuffer* inbuf, Gs
     GstMemory* first = gst_buffer_n_memory(inbuf) > 0 ? gst_buffer_peek_memory(inbuf, 0) : nullptr;
     const bool gl = job.converter.compute() == ConvertCompute::Gl;
     const bool ours = first && gst_is_edge_tensor_memory(first);
-    if (!first || !((job.cache && gst_is_fd_memory(first) && !ours) || (gl && ours)))
+    if (!first || !((job.cache && gst_is_fd_memory(first) && !ours) || (gl && ours))) {
+        if (refused)
+            *refused = "its memory is no DMA-BUF (or other fd memory) to import";
         return false;
+    }
     GstEdgeTensorImportResult res = GST_EDGE_TENSOR_IMPORT_NOT_IMPORTABLE;
     auto src_tensor = ours ? tensor_from_buffer(inbuf) : import_tensor(job.cache, inbuf, &res);
     auto dst_tensor = tensor_from_buffer(outbuf);
     if (!src_tensor || !src_tensor->is_image() || !dst_tensor) {
         GST_LOG_OBJECT(self, "input not imported as an image (result %d): mapping it", res);
+        if (refused)
+            *refused =
+                "it was not imported as an image (import result " + std::to_string(res) + ")";
         return false;
     }
     auto r = job.converter.run(*src_tensor, *dst_tensor);
-    if (!r)
+    if (!r) {
         GST_DEBUG_OBJECT(self, "tensor path refused (%s): mapping the frame instead",
                          r.error().message().c_str());
+        if (refused)
+            *refused = r.error().message();
+    }
     return bool(r);
 }
 

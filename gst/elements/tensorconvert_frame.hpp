@@ -16,6 +16,7 @@
 #include <edgetensor/convert.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace edgetensor::gst::tensorconvert
@@ -30,9 +31,10 @@ struct FrameJob {
     std::vector<uint8_t>& scratch;   ///< a top-down copy of a bottom-up frame
 };
 
-/// Converts tensor to tensor when `inbuf`'s memory is one; false (logged) when it is not, or
-/// the converter refused it: the caller maps the frame instead.
-bool convert_tensors(GstElement* self, const FrameJob& job, GstBuffer* inbuf, GstBuffer* outbuf);
+/// Converts tensor to tensor when `inbuf`'s memory is one; false (logged, and why in `refused`
+/// when given) when it is not, or the converter refused it: the caller maps the frame instead.
+bool convert_tensors(GstElement* self, const FrameJob& job, GstBuffer* inbuf, GstBuffer* outbuf,
+                     std::string* refused = nullptr);
 
 /// Converts the mapped frames: GST_FLOW_OK, or GST_FLOW_ERROR after an element error naming
 /// what could not be mapped or why the conversion failed.

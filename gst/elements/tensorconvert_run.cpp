@@ -4,6 +4,7 @@
 
 #include "tensorconvert_run.hpp"
 
+#include "dma_drm.hpp"
 #include "frame_check.hpp"
 #include "tensorbatch_provenance.hpp"
 #include "tensorconvert_element.hpp"
@@ -50,6 +51,28 @@ GstFlowReturn drop_input(GstTensorConvert* self, GstBuffer* inbuf, const std::st
     return cs::report_drop(GST_ELEMENT(self), GST_CAT_DEFAULT, inbuf, why, dropped, in_row);
 }
 
+// A tiled drm-format has one reader, the GL import with its modifier: mapping the frame would
+// read tiles as rows. So the tensor path must take it, or the stream fails naming it.
+GstFlowReturn convert_frame(GstTensorConvert* self, const cs::FrameJob& job, GstBuffer* inbuf,
+                            GstBuffer* outbuf)
+{
+    const uint64_t modifier = job.in.drm.modifier;
+    std::string refused;
+    if (cs::convert_tensors(GST_ELEMENT(self), job, inbuf, outbuf,
+                            modifier != eg::kDrmLinear ? &refused : nullptr))
+        return GST_FLOW_OK;
+    if (modifier != eg::kDrmLinear) {
+        GST_ELEMENT_ERROR(self, STREAM, DECODE,
+                          ("Cannot read a frame of drm-format %s: %s. A tiled or compressed "
+                           "frame is never read as linear rows.",
+                           eg::drm_format_name(job.in.drm.fourcc, modifier).c_str(),
+                           refused.c_str()),
+                          ("buffer %" GST_PTR_FORMAT, inbuf));
+        return GST_FLOW_ERROR;
+    }
+    return cs::convert_mapped(GST_ELEMENT(self), job, inbuf, outbuf);
+}
+
 GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer* outbuf)
 {
     std::lock_guard<std::mutex> lock(state_of(self).mu);
@@ -61,11 +84,8 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
     }
     st.counters.consecutive_drops = 0; // the frame matched the caps (checked by the caller)
     const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
-    if (!cs::convert_tensors(GST_ELEMENT(self), job, inbuf, outbuf)) {
-        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, inbuf, outbuf);
-        if (ret != GST_FLOW_OK)
-            return ret;
-    }
+    if (const GstFlowReturn ret = convert_frame(self, job, inbuf, outbuf); ret != GST_FLOW_OK)
+        return ret;
     st.frames++;
     record_colorimetry(st, inbuf, outbuf);
     return GST_FLOW_OK;
@@ -136,11 +156,8 @@ GstFlowReturn convert_onto_frame(GstTensorConvert* self, GstBuffer* frame)
         return got;
     eg::MiniObjectPtr<GstBuffer> tensor(raw);
     const cs::FrameJob job{*st.converter, *st.in, st.out, st.cache.get(), st.scratch};
-    if (!cs::convert_tensors(GST_ELEMENT(self), job, frame, tensor.get())) {
-        const GstFlowReturn ret = cs::convert_mapped(GST_ELEMENT(self), job, frame, tensor.get());
-        if (ret != GST_FLOW_OK)
-            return ret;
-    }
+    if (const GstFlowReturn ret = convert_frame(self, job, frame, tensor.get()); ret != GST_FLOW_OK)
+        return ret;
     record_colorimetry(st, frame, tensor.get());
     st.meta.attach(GST_ELEMENT(self), frame, tensor.get(), st.meta_id, st.transform);
     st.frames++;

@@ -7,6 +7,7 @@
 #include "glib_raii.hpp"
 #include "vfunc_guard.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -167,7 +168,7 @@ bool is_dma_drm_structure(const GstCaps* caps, guint i) noexcept
            g_strcmp0(gst_structure_get_string(s, "format"), "DMA_DRM") == 0;
 }
 
-GstStructure* dma_drm_as_video(const GstStructure* s)
+GstStructure* dma_drm_as_video(const GstStructure* s, std::span<const DrmFormat> tiled)
 {
 #if GST_CHECK_VERSION(1, 24, 0)
     if (!gst_structure_has_field(s, "drm-format")) {
@@ -176,19 +177,60 @@ GstStructure* dma_drm_as_video(const GstStructure* s)
         gst_structure_remove_field(out, "format");
         return out;
     }
-    return remap_field(s, "drm-format", "format", [](const char* name) {
+    return remap_field(s, "drm-format", "format", [&](const char* name) {
         guint64 modifier = kDrmLinear;
         const guint32 fourcc = gst_video_dma_drm_fourcc_from_string(name, &modifier);
         const GstVideoFormat f =
             fourcc ? gst_video_dma_drm_fourcc_to_format(fourcc) : GST_VIDEO_FORMAT_UNKNOWN;
-        return modifier == kDrmLinear && f != GST_VIDEO_FORMAT_UNKNOWN
+        const bool readable = modifier == kDrmLinear ||
+                              std::any_of(tiled.begin(), tiled.end(), [&](const DrmFormat& d) {
+                                  return d.fourcc == fourcc && d.modifier == modifier;
+                              });
+        return readable && f != GST_VIDEO_FORMAT_UNKNOWN
                    ? std::string(gst_video_format_to_string(f))
                    : std::string();
     });
 #else
     (void)s;
+    (void)tiled;
     return nullptr;
 #endif
+}
+
+GstCaps* dma_drm_tiled_caps_like(const GstCaps* caps, std::span<const DrmFormat> tiled)
+{
+    GstCaps* out = gst_caps_new_empty();
+#if GST_CHECK_VERSION(1, 24, 0)
+    for (guint i = 0; i < gst_caps_get_size(caps) && !tiled.empty(); ++i) {
+        const GstCapsFeatures* f = gst_caps_get_features(caps, i);
+        const GstStructure* s = gst_caps_get_structure(caps, i);
+        if ((f && !gst_caps_features_is_equal(f, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY)) ||
+            !gst_structure_has_name(s, "video/x-raw"))
+            continue;
+        GValue list = G_VALUE_INIT;
+        gst_value_list_init(&list, 0);
+        each_string(gst_structure_get_value(s, "format"), [&](const char* name) {
+            const guint32 fourcc =
+                gst_video_dma_drm_fourcc_from_format(gst_video_format_from_string(name));
+            for (const DrmFormat& d : tiled)
+                if (fourcc && d.fourcc == fourcc && d.modifier != kDrmLinear)
+                    append_string(&list, drm_format_name(d.fourcc, d.modifier).c_str());
+        });
+        const guint n = gst_value_list_get_size(&list);
+        if (n > 0) {
+            GstStructure* drm = gst_structure_copy(s);
+            gst_structure_set(drm, "format", G_TYPE_STRING, "DMA_DRM", nullptr);
+            gst_structure_set_value(drm, "drm-format",
+                                    n == 1 ? gst_value_list_get_value(&list, 0) : &list);
+            out = gst_caps_merge(out, caps_of_dma_drm(drm));
+        }
+        g_value_unset(&list);
+    }
+#else
+    (void)caps;
+    (void)tiled;
+#endif
+    return out;
 }
 
 GstStructure* video_as_dma_drm(const GstStructure* s)
@@ -267,6 +309,30 @@ bool accept_dma_drm(GstElement* element, const GstCaps* caps, const GstCaps* rea
     (void)readable;
     return true;
 #endif
+}
+
+gboolean transform_accept_caps_reading(GstBaseTransform* trans, GstPadDirection direction,
+                                       GstCaps* caps, const GstCaps* readable)
+{
+    return guarded(trans, "accept_caps", FALSE, [&]() -> gboolean {
+        if (!dma_drm_negotiated() || direction != GST_PAD_SINK)
+            return transform_accept_caps(trans, direction, caps);
+        if (!accept_dma_drm(GST_ELEMENT(trans), caps, readable))
+            return FALSE;
+        MiniObjectPtr<GstCaps> templ(
+            gst_pad_get_pad_template_caps(GST_BASE_TRANSFORM_SINK_PAD(trans)));
+        if (gst_caps_get_size(caps) != 1 || !is_dma_drm_structure(caps, 0) ||
+            gst_caps_is_subset(caps, templ.get()))
+            return transform_accept_caps(trans, direction, caps);
+        // A tiled drm-format `readable` lists: beyond the template, so GstBaseTransform's own
+        // check (a subset of the template) would refuse it; the rest of that check here.
+        auto* klass = GST_BASE_TRANSFORM_GET_CLASS(trans);
+        MiniObjectPtr<GstCaps> other(klass->transform_caps(trans, direction, caps, nullptr));
+        MiniObjectPtr<GstCaps> src_templ(
+            gst_pad_get_pad_template_caps(GST_BASE_TRANSFORM_SRC_PAD(trans)));
+        return other && !gst_caps_is_empty(other.get()) &&
+               gst_caps_can_intersect(other.get(), src_templ.get());
+    });
 }
 
 gboolean transform_accept_caps(GstBaseTransform* trans, GstPadDirection direction, GstCaps* caps)

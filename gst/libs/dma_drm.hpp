@@ -12,6 +12,7 @@
 #pragma once
 
 #include "internal_api.hpp"
+#include "stream_layout.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/base/gstbasetransform.h>
@@ -67,9 +68,17 @@ EDGETENSOR_GST_INTERNAL GstPadTemplate* pad_template_with_dma_drm(GstStaticPadTe
 EDGETENSOR_GST_INTERNAL bool is_dma_drm_structure(const GstCaps* caps, guint i) noexcept;
 
 /// The DMA_DRM structure `s` as plain video/x-raw: drm-format (a string or a list) becomes
-/// format, linear entries with a GStreamer format only (none: any format). Null when none of
-/// its drm-formats is linear, or before 1.24.
-EDGETENSOR_GST_INTERNAL GstStructure* dma_drm_as_video(const GstStructure* s);
+/// format, linear entries with a GStreamer format only (none: any format), and the tiled ones
+/// `tiled` lists (a reader that imports them: tensorconvert compute=gl). Null when none is
+/// left, or before 1.24.
+EDGETENSOR_GST_INTERNAL GstStructure* dma_drm_as_video(const GstStructure* s,
+                                                       std::span<const DrmFormat> tiled = {});
+
+/// The tiled DMA_DRM twins of the plain video/x-raw structures (system memory, a format field)
+/// of `caps`: the same fields, drm-format = the entries of `tiled` whose FourCC is one of the
+/// structure's formats. Empty caps before 1.24 or when none is left.
+EDGETENSOR_GST_INTERNAL GstCaps* dma_drm_tiled_caps_like(const GstCaps* caps,
+                                                         std::span<const DrmFormat> tiled);
 
 /// The video/x-raw structure `s` as a DMA_DRM one: format (a string or a list) becomes
 /// drm-format, formats without a DRM FourCC left out. Null when none is left or before 1.24.
@@ -92,5 +101,14 @@ EDGETENSOR_GST_INTERNAL bool accept_dma_drm(GstElement* element, const GstCaps* 
 /// then GstBaseTransform's own accept_caps. Guarded (vfunc_guard.hpp).
 EDGETENSOR_GST_INTERNAL gboolean transform_accept_caps(GstBaseTransform* trans,
                                                        GstPadDirection direction, GstCaps* caps);
+
+/// transform_accept_caps() against `readable` rather than the sink pad's template: caps of a
+/// tiled drm-format `readable` lists (beyond the template, which lists linear ones only) are
+/// accepted when the element's transform_caps() maps them to something its source template
+/// allows; every other caps as transform_accept_caps() does.
+EDGETENSOR_GST_INTERNAL gboolean transform_accept_caps_reading(GstBaseTransform* trans,
+                                                               GstPadDirection direction,
+                                                               GstCaps* caps,
+                                                               const GstCaps* readable);
 
 } // namespace edgetensor::gst

@@ -8,6 +8,7 @@
 
 #include <gst/edgetensor/edgetensor.hpp>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -18,8 +19,10 @@ namespace
 {
 
 // The frame's GstVideoInfo: DMA_DRM caps through GstVideoInfoDmaDrm (1.24+), linear only.
-Result<void> read_video_info(const GstCaps* caps, StreamLayout* out)
+Result<void> read_video_info(const GstCaps* caps, std::span<const DrmFormat> tiled,
+                             StreamLayout* out)
 {
+    (void)tiled; // 1.22: no DMA_DRM caps
 #if GST_CHECK_VERSION(1, 24, 0)
     if (gst_video_is_dma_drm_caps(caps)) {
         GstVideoInfoDmaDrm drm;
@@ -28,6 +31,39 @@ Result<void> read_video_info(const GstCaps* caps, StreamLayout* out)
             return make_error(ErrorCode::InvalidArgument,
                               "DMA_DRM caps lack a drm-format GStreamer knows, a width or a "
                               "height");
+        const bool imported =
+            drm.drm_modifier != kDrmLinear &&
+            std::any_of(tiled.begin(), tiled.end(), [&](const DrmFormat& d) {
+                return d.fourcc == drm.drm_fourcc && d.modifier == drm.drm_modifier;
+            });
+        if (imported) {
+            // GStreamer has no vinfo of a tiled layout (to_video_info refuses it): the
+            // format's default one, for sizes and the frame check; the caller imports the
+            // planes with the modifier and never maps them as rows.
+            const GstVideoFormat f = gst_video_dma_drm_fourcc_to_format(drm.drm_fourcc);
+            if (f == GST_VIDEO_FORMAT_UNKNOWN)
+                return make_error(ErrorCode::NotSupported,
+                                  "drm-format " +
+                                      drm_format_name(drm.drm_fourcc, drm.drm_modifier) +
+                                      " has no GStreamer video format edgetensor could read");
+            GstVideoInfo vi = drm.vinfo;
+            if (!gst_video_info_set_interlaced_format(
+                    &out->vinfo, f, GST_VIDEO_INFO_INTERLACE_MODE(&vi),
+                    guint(GST_VIDEO_INFO_WIDTH(&vi)), guint(GST_VIDEO_INFO_HEIGHT(&vi))))
+                return make_error(ErrorCode::InvalidArgument,
+                                  "drm-format " +
+                                      drm_format_name(drm.drm_fourcc, drm.drm_modifier) +
+                                      ": no frame of that size");
+            out->vinfo.fps_n = vi.fps_n;
+            out->vinfo.fps_d = vi.fps_d;
+            out->vinfo.par_n = vi.par_n;
+            out->vinfo.par_d = vi.par_d;
+            out->vinfo.colorimetry = vi.colorimetry;
+            out->vinfo.chroma_site = vi.chroma_site;
+            out->memory = StreamMemory::DmaDrm;
+            out->drm = {drm.drm_fourcc, drm.drm_modifier};
+            return {};
+        }
         if (drm.drm_modifier != kDrmLinear)
             return make_error(ErrorCode::NotSupported,
                               "drm-format " + drm_format_name(drm.drm_fourcc, drm.drm_modifier) +
@@ -67,7 +103,8 @@ bool StreamLayout::same_caps(const GstCaps* other) const noexcept
     return caps && other && gst_caps_is_equal(caps.get(), other);
 }
 
-Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps)
+Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps,
+                                                std::span<const DrmFormat> tiled)
 {
     if (!caps || gst_caps_get_size(caps) != 1 || !gst_caps_is_fixed(caps))
         return make_error(ErrorCode::InvalidArgument, "caps must be fixed, one structure");
@@ -92,7 +129,7 @@ Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps)
                           std::string("caps ") + gst_structure_get_name(s) +
                               " are neither video/x-raw nor other/tensors");
 
-    if (auto r = read_video_info(caps, out.get()); !r)
+    if (auto r = read_video_info(caps, tiled, out.get()); !r)
         return unexpected(std::move(r).error());
     out->video = true;
     out->pixel_format = pixel_format_from_gst(GST_VIDEO_INFO_FORMAT(&out->vinfo));

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 namespace edgetensor::gst
 {
@@ -37,7 +38,7 @@ namespace edgetensor::gst
 enum class StreamMemory {
     Any,    ///< no memory feature: mappable memory (system, memfd, mappable DMA-BUF)
     DmaBuf, ///< video/x-raw(memory:DMABuf) with a GStreamer format
-    DmaDrm, ///< 1.24+: format=DMA_DRM, drm-format=<fourcc> (linear), the DRM format in `drm`
+    DmaDrm, ///< 1.24+: format=DMA_DRM, drm-format=<fourcc>[:<modifier>], the DRM format in `drm`
 };
 
 /// A DRM pixel format: its FourCC (0 where DRM has none) and modifier (0: linear).
@@ -55,7 +56,7 @@ struct StreamLayout {
     // video/x-raw
     GstVideoInfo vinfo{}; ///< the caps' default layout (a buffer's GstVideoMeta may differ)
     PixelFormat pixel_format = PixelFormat::None; ///< None: the core has no image for it
-    DrmFormat drm; ///< the frames' DRM format, linear (DmaDrm: the caps' drm-format)
+    DrmFormat drm; ///< the frames' DRM format (DmaDrm: the caps' drm-format; tiled only as asked)
     bool colorimetry_from_caps = false;
     Colorimetry colorimetry; ///< from the caps' colorimetry field only, never guessed
 
@@ -76,7 +77,11 @@ using StreamLayoutPtr = std::shared_ptr<const StreamLayout>;
 /// gst_video_info_from_caps() reads; 1.24+: DMA_DRM with a linear drm-format) or other/tensors
 /// (parse_tensor_caps()). The error says what is wrong: not fixed, neither media type, no known
 /// format/size, the tensor field, a drm-format with a modifier (NotSupported, naming it:
-/// "NV12:0x0100000000000001").
-EDGETENSOR_GST_INTERNAL Result<StreamLayoutPtr> stream_layout_from_caps(const GstCaps* caps);
+/// "NV12:0x0100000000000001") that `tiled` does not list. `tiled`: the tiled or compressed
+/// drm-formats the caller imports itself (tensorconvert compute=gl, its GL display's list);
+/// such a layout has the GStreamer format's default vinfo (GstVideoMeta carries the real
+/// pitches and offsets) and its modifier in `drm`, and is never to be mapped as rows.
+EDGETENSOR_GST_INTERNAL Result<StreamLayoutPtr>
+stream_layout_from_caps(const GstCaps* caps, std::span<const DrmFormat> tiled = {});
 
 } // namespace edgetensor::gst

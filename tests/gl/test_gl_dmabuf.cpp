@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace edgetensor::test
@@ -134,13 +135,18 @@ std::vector<uint8_t> cpu_output(const Frame& fr, ConvertConfig cfg)
 /// u8 RGB host tensor, checks each output against the CPU engine's (max 2 levels, mean 0.5)
 /// and prints the measured differences; returns the converter's stats.
 GlImportStats run_against_cpu(const std::vector<Frame>& frames, const std::vector<TensorDyn>& pool,
-                              ConvertConfig cfg, int rounds, const std::string& label)
+                              ConvertConfig cfg, int rounds, const std::string& label,
+                              std::optional<uint64_t> modifier = std::nullopt)
 {
     cfg.compute = ConvertCompute::Gl;
     auto conv = Converter::create(cfg);
     EXPECT_TRUE(conv) << conv.error().message();
     if (!conv)
         return {};
+    if (modifier) {
+        auto m = gl_set_source_modifier(*conv, *modifier);
+        EXPECT_TRUE(m) << label << ": " << m.error().message();
+    }
     auto dst = conv->allocate_output(TensorMemory::Mem);
     EXPECT_TRUE(dst);
     const size_t w = conv->dst_width(), h = conv->dst_height();
@@ -460,6 +466,53 @@ TEST(GlDmaBuf, DirectYuvImportsMatchTheCpuForEachColorimetry)
                     : s.direct_declines ? "direct import declined, planes imported as grids"
                                         : "direct import not offered, planes imported as grids");
     }
+}
+
+// The display's real modifier list (kms_swrast on vgem here): linear listed for the format that
+// goes direct on this lane, and that format's vgem buffers, with the stream's modifier given as
+// LINEAR, imported directly with the pixels of the CPU engine.
+TEST(GlDmaBuf, DisplayListsLinearForItsDirectFormatAndImportsItWithPixelsChecked)
+{
+    ET_REQUIRE_DMA_OR_SKIP();
+    ET_PROVIDER_OR_SKIP(DmaProvider::DrmPrime);
+    ET_GL_CONTEXT_OR_SKIP(ctx);
+    ET_IMPORT_OR_SKIP(ctx);
+    const GlDmaBufFormats f = ctx.dma_buf_formats();
+    std::string list;
+    for (const GlDmaBufFormat& d : f.formats)
+        for (uint64_t m : d.modifiers)
+            list += drm_format_string(d.fourcc, m) + " ";
+    std::printf("DMA-BUF formats imported directly (%s): %s(%s)\n", ctx.info().renderer.c_str(),
+                list.c_str(), f.note.c_str());
+    if (!ctx.info().dma_buf_import_modifiers) {
+        EXPECT_FALSE(f.queried);
+        return;
+    }
+    EXPECT_TRUE(f.queried) << f.note;
+    for (const GlDmaBufFormat& d : f.formats) {
+        ASSERT_FALSE(d.modifiers.empty());
+        if (f.lists(d.fourcc, 0)) {
+            EXPECT_EQ(d.modifiers[0], 0u) << "linear first: " << list;
+        }
+    }
+    const char* expect = std::getenv("EDGETENSOR_TEST_GL_DIRECT_EXPECT");
+    if (!expect || !std::strstr(expect, "YUYV-BT.601-limited-nearest,"))
+        return;                            // no format is known to go direct on this driver
+    constexpr uint32_t kYuyv = 0x56595559; // 'YUYV'
+    EXPECT_TRUE(f.lists(kYuyv, 0)) << list;
+    std::vector<Frame> frames;
+    std::vector<TensorDyn> pool;
+    for (uint32_t i = 0; i < 3; ++i) {
+        frames.push_back(make_frame(ConvertFormat::Yuy2, 320, 240, 0, 90 + i));
+        pool.push_back(dma_image(frames.back(), PixelFormat::Yuyv));
+    }
+    ConvertConfig cfg = config_for(frames[0], ColorEncoding::Bt601, ColorRange::Limited);
+    cfg.dst_width = 224;
+    cfg.dst_height = 160;
+    cfg.method = ResizeMethod::Nearest;
+    const GlImportStats s = run_against_cpu(frames, pool, cfg, 3, "YUYV LINEAR given", 0);
+    EXPECT_EQ(s.direct_imports, 3u);
+    EXPECT_EQ(s.direct_declines, 0u);
 }
 
 TEST(GlDmaBuf, DirectYuvImportOfTwoBufferNv12)

@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace edgetensor
 {
@@ -36,6 +37,8 @@ namespace detail::gl
 {
 class Worker;
 }
+
+class Converter;
 
 /// What a GL context runs on.
 struct GlInfo {
@@ -84,6 +87,37 @@ struct GlImportStats {
     uint64_t direct_declines = 0;
 };
 
+/// One DRM format whose DMA-BUFs the GL converter imports directly (ONE EGLImage of all its
+/// planes, sampled as samplerExternalOES), with the format modifiers it imports them with.
+struct GlDmaBufFormat {
+    uint32_t fourcc = 0; ///< DRM FourCC: 'NV12', 'YU12' (I420), 'YUYV' (YUY2), ...
+    /// DRM_FORMAT_MOD_LINEAR (0) first when the driver offers it (or lists no modifier at
+    /// all), then the tiled or compressed ones in the driver's order.
+    std::vector<uint64_t> modifiers;
+};
+
+/// What the GL converter can import directly on one EGL display: the YUV formats the driver
+/// lists (eglQueryDmaBufFormatsEXT) with every modifier eglQueryDmaBufModifiersEXT lists for
+/// them, external-only ones included (the direct import samples GL_TEXTURE_EXTERNAL_OES).
+/// Tiled modifiers are left out where direct imports are off whatever the frame
+/// (EDGETENSOR_GL_DIRECT=0, a software renderer, no GL_OES_EGL_image_external_essl3): a tiled
+/// frame cannot be read any other way. Linear frames are read everywhere (imported as byte
+/// grids or uploaded), listed or not.
+struct GlDmaBufFormats {
+    /// The display answered the queries (EGL_EXT_image_dma_buf_import_modifiers), or
+    /// EDGETENSOR_GL_DMABUF_MODIFIERS replaced its answer. False: `formats` is empty.
+    bool queried = false;
+    /// Why nothing (or nothing tiled) is listed; empty when every listed modifier is.
+    std::string note;
+    std::vector<GlDmaBufFormat> formats;
+
+    /// Whether `modifier` of DRM format `fourcc` is listed.
+    bool lists(uint32_t fourcc, uint64_t modifier) const noexcept;
+};
+
+/// "NV12" (linear), "NV12:0x0100000000000001": a DRM format as GStreamer's drm-format spells it.
+std::string drm_format_string(uint32_t fourcc, uint64_t modifier);
+
 /// A handle on a GL context owner. Copies share the context.
 class GlContext
 {
@@ -121,6 +155,12 @@ public:
     /// True when `tensor` lives in a PBO of this context.
     bool owns(const TensorDyn& tensor) const noexcept;
 
+    /// The DMA-BUF formats and modifiers the GL converter imports directly on this context's
+    /// display (GlDmaBufFormats), queried on its thread once per display and process.
+    /// EDGETENSOR_GL_DMABUF_MODIFIERS="NV12:0x0,0x0100000000000001;YUYV:0x0" replaces the
+    /// driver's answer (tests, diagnostics). Requires is_valid().
+    GlDmaBufFormats dma_buf_formats() const;
+
 private:
     friend struct GlContextAccess;
     explicit GlContext(std::shared_ptr<detail::gl::Worker> worker) noexcept
@@ -132,5 +172,16 @@ private:
 
 /// True when this build has the GL backend (meson option gl).
 bool gl_built() noexcept;
+
+/// Says that the DMA-BUF sources `conv` will run on are laid out by DRM format modifier
+/// `modifier` (a stream's negotiated drm-format). Linear (0) is the default and changes nothing.
+/// Any other: every frame is imported directly, one EGLImage with the modifier named on every
+/// plane, and never read as byte grids or through the CPU (which would read tiles as rows); its
+/// pixels are not checked against the CPU engine (the CPU cannot read them). Errors, naming the
+/// drm-format: InvalidArgument (`conv` runs on the CPU), NotSupported (an RGB source, a modifier
+/// GlContext::dma_buf_formats() does not list for the source's format, or direct imports off for
+/// this conversion: the reason). A frame that then is no DMA-BUF, or that the driver refuses,
+/// fails its run() naming the drm-format.
+Result<void> gl_set_source_modifier(Converter& conv, uint64_t modifier);
 
 } // namespace edgetensor

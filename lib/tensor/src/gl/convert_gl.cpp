@@ -421,6 +421,11 @@ Result<void> ConvertBackend::run(const SourceFrame& src, const DestFrame& dst)
     t.rs = rs;
     t.ps = dst.plane_stride;
     return worker_->call<void>([&]() -> Result<void> {
+        if (direct_ && direct_->tiled())
+            return make_error(ErrorCode::NotSupported,
+                              "the stream's drm-format " + direct_->drm_format() +
+                                  " is tiled: a mapped frame is tiles, not rows; run the "
+                                  "converter on the DMA-BUF tensor");
         std::array<SourcePlane, 3> planes{};
         for (size_t p = 0; p < sl.planes; ++p) {
             EDGETENSOR_TRY(upload(p, src.planes[p].data,
@@ -456,6 +461,15 @@ Result<void> ConvertBackend::run(const TensorDyn& src, const TensorDyn& dst, siz
         auto r = draw(*planes, *target);
         publish_stats();
         return r;
+    });
+}
+
+Result<void> ConvertBackend::set_source_modifier(uint64_t modifier)
+{
+    return worker_->call<void>([&]() -> Result<void> {
+        if (!direct_)
+            return make_error(ErrorCode::NotSupported, "the GL converter is not initialised");
+        return direct_->set_modifier(modifier);
     });
 }
 

@@ -41,6 +41,10 @@ public:
     Result<void> run(const TensorDyn& src, const TensorDyn& dst, size_t rs, size_t ps);
     GlImportStats stats() const;
     const Worker& worker() const noexcept { return *worker_; }
+    const std::shared_ptr<Worker>& worker_ptr() const noexcept { return worker_; }
+    /// The DMA-BUF sources' DRM format modifier (gl_set_source_modifier): NotSupported with the
+    /// reason when a tiled one cannot be imported directly in this conversion.
+    Result<void> set_source_modifier(uint64_t modifier);
 
     /// Import cache bound: distinct buffers (pool size) of a stream, with room for re-keys.
     static constexpr size_t kCacheEntries = 32;

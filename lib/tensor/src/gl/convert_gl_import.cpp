@@ -128,6 +128,21 @@ ConvertBackend::sources_from_tensor(const TensorDyn& src, std::optional<RawMap>&
 {
     std::array<SourcePlane, 3> out{};
     std::array<std::optional<ImportKey>, 3> keys{};
+    if (direct_ && direct_->tiled()) {
+        // A tiled frame has one reader: the direct import with its modifier. Byte grids or an
+        // upload would read its tiles as rows.
+        if (TensorAccess::storage(src)->memory() != TensorMemory::Dma || src.plane_fd(0) < 0)
+            return make_error(ErrorCode::NotSupported,
+                              "'" + src.name() + "' is no DMA-BUF, but the stream's drm-format " +
+                                  direct_->drm_format() +
+                                  " is tiled: only importing its planes with that modifier "
+                                  "reads it");
+        auto d = direct_->acquire(*cache_, src, map, counters_, vao_);
+        if (!d)
+            return unexpected(std::move(d).error());
+        out[0] = {*d, 0, 0, true};
+        return out;
+    }
     // A YUV frame in DMA-BUFs: one direct import of all its planes first, where the driver
     // can take it and its pixels pass; else the planes as byte grids below.
     if (direct_ && direct_->active() && TensorAccess::storage(src)->memory() == TensorMemory::Dma &&

@@ -18,6 +18,8 @@ struct ConverterHook {
     static Result<void> run(Converter& conv, const SourceFrame& src, const DestFrame& dst);
     static Result<void> run(Converter& conv, const TensorDyn& src, const TensorDyn& dst,
                             const DestFrame& layout);
+    /// gl_set_source_modifier() (dma_buf_formats.cpp; gl_none.cpp without GL).
+    static Result<void> set_source_modifier(Converter& conv, uint64_t modifier);
 };
 
 } // namespace edgetensor::detail::gl

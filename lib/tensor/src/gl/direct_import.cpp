@@ -28,6 +28,7 @@ DirectImport::DirectImport(const Worker& worker, const ShaderParams& params)
     const DirectPlan plan =
         plan_direct(params_, worker_.info(), std::getenv("EDGETENSOR_GL_DIRECT"),
                     [&](uint32_t fourcc) { return query_dma_buf_format(worker_, fourcc); });
+    planned_fourcc_ = drm_fourcc_of(params_.cfg.src_format).value_or(0);
     if (!plan.fourcc) {
         off_ = plan.off;
         if (plan.driver)
@@ -58,6 +59,23 @@ DirectImport::~DirectImport()
         gl.glDeleteTextures(1, &probe_tex_);
 }
 
+Result<void> DirectImport::set_modifier(uint64_t modifier)
+{
+    if (modifier != kDrmFormatModLinear && !fourcc_)
+        return make_error(ErrorCode::NotSupported,
+                          "drm-format " + drm_format_string(planned_fourcc_, modifier) +
+                              " can only be read by importing it directly, which is off for "
+                              "this conversion: " +
+                              off_);
+    modifier_ = modifier;
+    return {};
+}
+
+std::string DirectImport::drm_format() const
+{
+    return drm_format_string(planned_fourcc_, modifier_);
+}
+
 Result<DmaBufImage> DirectImport::image_of(const TensorDyn& src, uint64_t* chroma_fold) const
 {
     const auto main = TensorAccess::storage(src);
@@ -67,6 +85,8 @@ Result<DmaBufImage> DirectImport::image_of(const TensorDyn& src, uint64_t* chrom
     img.height = uint32_t(params_.cfg.src_height);
     img.fourcc = *fourcc_;
     img.yuv_hints = params_.applied;
+    if (tiled())
+        img.modifier = modifier_;
     *chroma_fold = 0;
     for (size_t p = 0; p < params_.src->planes; ++p) {
         auto pl = src.plane_layout(p);
@@ -108,6 +128,21 @@ Result<GLuint> DirectImport::acquire(ImportCache& cache, const TensorDyn& src,
     req.alive = src.buffer_identity().weak();
     req.image = std::move(*img);
     req.external = true;
+    if (tiled()) {
+        // The CPU's map of a tiled frame is tiles, not rows: nothing to check the driver
+        // against, and no other way to read the frame, so a refusal does not end the path.
+        req.key.chroma ^= modifier_;
+        const uint64_t before = cache.stats().misses;
+        auto r = cache.acquire(req);
+        if (!r) {
+            ++counters.direct_declines;
+            return make_error(r.error().code(),
+                              "drm-format " + drm_format() + ": " + r.error().message());
+        }
+        if (cache.stats().misses != before)
+            ++counters.direct_imports;
+        return r->texture;
+    }
     req.verify = [&](GLuint tex, GLuint) -> std::string {
         if (!map) {
             auto m = src.map_raw(CpuAccess::Read);

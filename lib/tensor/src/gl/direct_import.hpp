@@ -38,6 +38,18 @@ public:
 
     /// Direct imports may (still) be tried.
     bool active() const noexcept { return fourcc_.has_value(); }
+    /// Why not, when not active().
+    const std::string& off() const noexcept { return off_; }
+
+    /// The frames' DRM format modifier (gl_set_source_modifier). A tiled one makes every
+    /// acquire() import with it and skip the pixel check (the CPU cannot read tiles), and a
+    /// refusal no longer ends the direct path (there is no other). NotSupported with off()
+    /// when direct imports are off.
+    Result<void> set_modifier(uint64_t modifier);
+    /// A tiled (non-linear) modifier was set.
+    bool tiled() const noexcept { return modifier_ != 0; }
+    /// "NV12:0x0100000000000001" for messages.
+    std::string drm_format() const;
 
     /// The texture (GL_TEXTURE_EXTERNAL_OES) of `src`'s planes in one EGLImage from `cache`,
     /// its pixels checked when it is new (mapping `src` into `map` for the CPU's view).
@@ -62,6 +74,8 @@ private:
     // The source's DRM format while direct imports may be tried; else why not.
     std::optional<uint32_t> fourcc_;
     std::string off_;
+    uint64_t modifier_ = 0; // DRM_FORMAT_MOD_LINEAR unless set_modifier() says otherwise
+    uint32_t planned_fourcc_ = 0;
     std::optional<float> tolerance_; // EDGETENSOR_GL_DIRECT_TOLERANCE
     GLuint probe_prog_ = 0, probe_tex_ = 0, probe_fbo_ = 0;
     size_t probe_px_ = 0, probe_py_ = 0;

@@ -185,11 +185,13 @@ DmaBufFormatSupport query_dma_buf_format(const Worker& w, uint32_t fc)
     if (!a.eglQueryDmaBufModifiersEXT(w.display(), EGLint(fc), m, mods.data(), external.data(), &m))
         return s;
     s.modifiers_listed = true;
-    for (EGLint i = 0; i < m; ++i)
+    for (EGLint i = 0; i < m; ++i) {
+        s.modifiers.push_back({uint64_t(mods[size_t(i)]), external[size_t(i)] != EGL_FALSE});
         if (mods[size_t(i)] == kDrmFormatModLinear) {
             s.linear = true;
             s.external_only = external[size_t(i)] != EGL_FALSE;
         }
+    }
     return s;
 }
 

@@ -67,6 +67,12 @@ struct DmaBufImage {
 /// zero pitch, an offset or pitch past EGLint, more than 3 planes, hints that are unspecified.
 Result<std::vector<EGLint>> build_dma_buf_attribs(const DmaBufImage& img);
 
+/// One modifier the display lists for a FourCC.
+struct DmaBufModifier {
+    uint64_t modifier = 0;
+    bool external_only = false; ///< sampled only as GL_TEXTURE_EXTERNAL_OES
+};
+
 /// What the display says about one FourCC (eglQueryDmaBufFormatsEXT /
 /// eglQueryDmaBufModifiersEXT); all false without EGL_EXT_image_dma_buf_import_modifiers.
 struct DmaBufFormatSupport {
@@ -75,6 +81,7 @@ struct DmaBufFormatSupport {
     bool linear = false;  ///< DRM_FORMAT_MOD_LINEAR is offered (or no modifier is listed)
     bool modifiers_listed = false;
     bool external_only = false; ///< linear (or every) import samples as GL_TEXTURE_EXTERNAL_OES
+    std::vector<DmaBufModifier> modifiers; ///< every one listed, in the driver's order
 };
 DmaBufFormatSupport query_dma_buf_format(const Worker& w, uint32_t fourcc);
 

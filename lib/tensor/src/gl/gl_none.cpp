@@ -53,6 +53,15 @@ Result<void> ConverterHook::run(Converter&, const TensorDyn&, const TensorDyn&, 
 {
     return not_built();
 }
+
+Result<void> ConverterHook::set_source_modifier(Converter&, uint64_t modifier)
+{
+    if (modifier == 0)
+        return {};
+    return make_error(ErrorCode::InvalidArgument,
+                      "a tiled or compressed DRM format modifier: the CPU engine reads linear "
+                      "rows only, and this build has no GL backend to import such frames");
+}
 } // namespace detail::gl
 
 void Converter::GlDeleter::operator()(detail::gl::ConvertBackend* b) const noexcept
@@ -105,6 +114,18 @@ Result<TensorDyn> GlContext::create_pbo_image(size_t, size_t, PixelFormat, DType
 bool GlContext::owns(const TensorDyn&) const noexcept
 {
     return false;
+}
+
+GlDmaBufFormats GlContext::dma_buf_formats() const
+{
+    GlDmaBufFormats none;
+    none.note = "built without the GL backend";
+    return none;
+}
+
+Result<void> gl_set_source_modifier(Converter& conv, uint64_t modifier)
+{
+    return detail::gl::ConverterHook::set_source_modifier(conv, modifier);
 }
 
 } // namespace edgetensor
