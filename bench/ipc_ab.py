@@ -29,6 +29,9 @@ live        the same pipelines in two Python processes (Gst.parse_launch, no per
     bench/ipc_ab.py --build-dir build --rounds 1 --quick     # a smoke run (CI-sized)
     bench/ipc_ab.py --build-dir build --methods ipc,shm      # some of them (default: all here)
     tools/compat-root.sh run 1.26 bench/ipc_ab.py --build-dir build-compat-1.26   # with unixfd
+    # a camera as the producer: vivid in the VM lane's guest (its capture node found in sysfs)
+    tools/compat-root.sh run 1.26 tests/vm/run-in-vm.sh --timeout=1800 -- \
+        bench/ipc_ab.py --build-dir build-compat-1.26 --producer vivid --sizes 480p
 
 No timing is asserted; the exit status is 0 unless a pipeline fails. Targets (issue 22 item 6)
 are printed beside the medians: CPU <= 0.8x unixfd's and <= 1/5 of shm's, latency no worse
@@ -38,6 +41,7 @@ than unixfd's, every frame delivered.
 import argparse
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -45,7 +49,7 @@ import sys
 import tempfile
 import time
 
-SIZES = {"1080p": (1920, 1080), "4k": (3840, 2160)}
+SIZES = {"1080p": (1920, 1080), "4k": (3840, 2160), "480p": (640, 480), "720p": (1280, 720)}
 METHODS = ("ipc", "unixfd", "shm")
 NAMES = {"ipc": "tensoripcsink/src", "unixfd": "unixfdsink/src", "shm": "shmsink/shmsrc",
          "producer": "producer alone"}
@@ -55,7 +59,81 @@ WARMUP = 10  # live frames left out of the latency figures
 
 def caps_of(size, fps):
     w, h = SIZES[size]
-    return f"video/x-raw,format=NV12,width={w},height={h},framerate={fps}/1"
+    rate = RATES.get(size, f"{fps}/1")
+    return f"video/x-raw,format=NV12,width={w},height={h}" + (f",framerate={rate}" if rate else "")
+
+
+def hz(size, fps):
+    """The producer's frame rate (for time-outs; vivid's slowest when v4l2src picks it)."""
+    num, den = (RATES.get(size, f"{fps}/1") or "1/1").split("/")
+    return int(num) / int(den)
+
+
+def find_vivid():
+    """vivid's video capture node (its other nodes output, or capture VBI/radio/SDR/touch)."""
+    base = "/sys/class/video4linux"
+    for node in sorted(os.listdir(base) if os.path.isdir(base) else []):
+        try:
+            with open(os.path.join(base, node, "name")) as f:
+                if f.read().strip().endswith("-vid-cap") and node.startswith("video"):
+                    return "/dev/" + node
+        except OSError:
+            pass
+    raise RuntimeError("no vivid capture node in /sys/class/video4linux: load the vivid module "
+                       "(the VM lane does: tests/vm/run-in-vm.sh)")
+
+
+def probe_rates(args):
+    """`--probe DEVICE WxH...`: the NV12 frame rates the device offers at each size, as JSON
+    {"WxH": {"list": ["N/D", ...]} or {"range": ["N/D", "N/D"]}}; vivid's webcam input offers
+    fewer rates the larger the frame."""
+    import gi
+
+    gi.require_version("Gst", "1.0")
+    from gi.repository import Gst
+
+    Gst.init(None)
+    src = Gst.ElementFactory.make("v4l2src")
+    src.set_property("device", args.pipeline)
+    src.set_state(Gst.State.READY)
+    caps = src.get_static_pad("src").query_caps(None)
+    src.set_state(Gst.State.NULL)
+    out = {}
+    # From the caps' text (PyGObject's structure wrappers differ by release). v4l2src merges
+    # structures that differ in one field, so a format, width or height may be a list.
+    for text in caps.to_string().split(";"):
+        text = text.strip()
+        if not text.startswith("video/x-raw,") or "NV12" not in field_of(text, "format")[1]:
+            continue
+        rate = field_of(text, "framerate")
+        for w in field_of(text, "width")[1]:
+            for h in field_of(text, "height")[1]:
+                out[f"{w}x{h}"] = {"range" if rate[0] else "list": rate[1]}
+    print(caps.to_string(), file=sys.stderr)
+    print(json.dumps(out))
+    return 0
+
+
+def field_of(text, name):
+    """A field of a structure's text: (is a range, its values as strings)."""
+    m = re.search(rf"(?:^|, ){name}=\(\w+\)(\[[^\]]*\]|{{[^}}]*}}|[^,]+)", text)
+    if not m:
+        return False, []
+    value = m.group(1)
+    return value.startswith("["), re.findall(r"[\w/]+", value)
+
+
+def pick_rate(offer, want):
+    """The frame rate to ask: `want` ("N/D") where offered, else the highest offered below it."""
+    def val(r):
+        num, den = r.split("/")
+        return int(num) / int(den)
+
+    if "range" in offer:
+        lo, hi = offer["range"]
+        return want if val(lo) <= val(want) <= val(hi) else hi
+    below = [r for r in offer["list"] if val(r) <= val(want)]
+    return max(below, key=val) if below else min(offer["list"], key=val)
 
 
 # The producers: each writes every byte of every frame into a buffer of a pool (never the same
@@ -69,12 +147,18 @@ PRODUCERS = {
     "counter": "tensortestsrc num-buffers={n} pattern=frame-counter is-live={live}",
     "gradient": "tensortestsrc num-buffers={n} pattern=gradient is-live={live}",
     "ball": "videotestsrc num-buffers={n} pattern=ball is-live={live}",
+    # A camera: vivid's frames are written by its kernel thread, not by the sender's threads, and
+    # exported as DMA-BUFs (VIDIOC_EXPBUF); v4l2src is live whatever is-live says, so the
+    # throughput run goes at the camera's rate.
+    "vivid": "v4l2src device={device} num-buffers={n} io-mode=dmabuf",
 }
 PRODUCER = "counter"
+DEVICE = ""  # vivid's capture node, found at start (find_vivid)
+RATES = {}  # size -> the frame rate the caps ask of the producer, "N/D" (vivid: what it offers)
 
 
 def producer(size, frames, fps, live):
-    return (PRODUCERS[PRODUCER].format(n=frames, live=str(live).lower()) + " ! "
+    return (PRODUCERS[PRODUCER].format(n=frames, live=str(live).lower(), device=DEVICE) + " ! "
             + caps_of(size, fps))
 
 
@@ -225,9 +309,23 @@ def side(args):
         sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, stamp)
     else:
         sink = pipe.get_by_name("sink")
+        gi.require_version("GstAllocators", "1.0")
+        from gi.repository import GstAllocators
+
+        kinds, inodes = set(), set()
 
         def arrive(pad, info):
             now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            # What arrived: the kind of file behind the memory's fd ("dmabuf" for a camera's
+            # buffers passed as they are, "memfd" for a copy into a pool or area) and the
+            # distinct buffers (inodes) among them.
+            mem = info.get_buffer().peek_memory(0)
+            if GstAllocators.is_fd_memory(mem):
+                fd = GstAllocators.fd_memory_get_fd(mem)
+                kinds.add(os.readlink(f"/proc/self/fd/{fd}").lstrip("/").split(":")[0])
+                inodes.add(os.fstat(fd).st_ino)
+            else:
+                kinds.add("no fd")
             ok, m = info.get_buffer().map(Gst.MapFlags.READ)
             if ok:
                 stamps.append(now - int.from_bytes(bytes(m.data[:8]), "little"))
@@ -256,9 +354,14 @@ def side(args):
         err = msg.parse_error()[0].message if msg else "timeout"
         print(f"{args.side}: {err}", file=sys.stderr)
         rc = 0 if args.side == "receiver" and msg is None else 1
+    if args.side == "sender" and "copies" in [p.name for p in sink.list_properties()]:
+        # tensoripcsink's own count of frames it had to copy (memory without an fd).
+        with open(args.ready + ".tx", "w") as f:
+            json.dump({"copies": sink.get_property("copies")}, f)
     pipe.set_state(Gst.State.NULL)
     if args.side == "receiver":
-        print(json.dumps({"latencies": stamps}))
+        print(json.dumps({"latencies": stamps, "memory": ",".join(sorted(kinds)),
+                          "buffers": len(inodes)}))
     return rc
 
 
@@ -276,12 +379,12 @@ def live(method, size, frames, fps, tmp, env, show):
     rx_pipe = (src_of(method, sock, size, fps, frames if method == "shm" else 0)
                + " ! fakesink name=sink sync=false")
     ready = os.path.join(tmp, f"live-{method}.ready")
-    if os.path.exists(ready):
-        os.unlink(ready)
-    tx_cmd = me + ["--side", "sender", "--ready", ready, "--timeout", str(frames // fps + 60),
-                   tx_pipe]
-    rx_cmd = me + ["--side", "receiver", "--ready", ready, "--timeout",
-                   str(frames // fps + 30), rx_pipe]
+    for stale in (ready, ready + ".tx"):
+        if os.path.exists(stale):
+            os.unlink(stale)
+    secs = int(frames / hz(size, fps))
+    tx_cmd = me + ["--side", "sender", "--ready", ready, "--timeout", str(secs + 60), tx_pipe]
+    rx_cmd = me + ["--side", "receiver", "--ready", ready, "--timeout", str(secs + 30), rx_pipe]
     if show:
         print("#   " + shlex.join(tx_cmd) + "\n#   " + shlex.join(rx_cmd), flush=True)
     tx = subprocess.Popen(tx_cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -290,43 +393,74 @@ def live(method, size, frames, fps, tmp, env, show):
         rx = subprocess.run(rx_cmd, env=env, capture_output=True, text=True)
         if rx.returncode != 0:
             raise RuntimeError(f"{shlex.join(rx_cmd)}: {rx.stderr[-2000:]}")
+        try:
+            tx.wait(timeout=10)  # it writes its sink's counts at its EOS
+        except subprocess.TimeoutExpired:
+            pass
     finally:
         stop(tx)
-    arrived = json.loads(rx.stdout.strip().splitlines()[-1])["latencies"]
+    got = json.loads(rx.stdout.strip().splitlines()[-1])
+    arrived = got["latencies"]
+    copies = "-"
+    if os.path.exists(ready + ".tx"):
+        with open(ready + ".tx") as f:
+            copies = json.load(f)["copies"]
+    seen = {"memory": got["memory"], "buffers": got["buffers"], "copies": copies}
     # The first frames wait for the receiver to connect and start: not steady state.
     lat = sorted(arrived[WARMUP:])
     if not lat:
         return {"delivered": len(arrived), "sent": frames, "p50": float("nan"),
-                "p99": float("nan")}
-    return {"delivered": len(arrived), "sent": frames,
+                "p99": float("nan"), **seen}
+    return {"delivered": len(arrived), "sent": frames, **seen,
             "p50": lat[len(lat) // 2] / 1e6, "p99": lat[min(len(lat) - 1, len(lat) * 99 // 100)] / 1e6}
 
 
+FAILED = []
+
+
+def attempt(run, method, *rest):
+    """One run; a failed pipeline is reported and left out, and the others still run (the exit
+    status says so at the end)."""
+    try:
+        return run(method, *rest)
+    except (RuntimeError, OSError, ValueError, KeyError, IndexError) as e:
+        FAILED.append(method)
+        print(f"# FAILED {run.__name__} {NAMES[method]}: {e}", flush=True)
+        return None
+
+
 def main():
-    global PRODUCER
+    global PRODUCER, DEVICE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--rounds", type=int, default=3, help="A/B rounds (default 3)")
-    ap.add_argument("--sizes", default="1080p,4k")
+    ap.add_argument("--sizes", default="",
+                    help=f"from {','.join(SIZES)} (default 1080p,4k; with --producer vivid 480p)")
     ap.add_argument("--methods", default="auto",
                     help="transports, comma-separated from ipc,unixfd,shm (default: those whose "
                     "elements exist here; unixfd needs GStreamer 1.24+)")
     ap.add_argument("--kinds", default="throughput,live")
     ap.add_argument("--producer", default=PRODUCER, choices=sorted(PRODUCERS),
-                    help="what draws the frames (default counter: tensortestsrc pattern=frame-counter)")
+                    help="what draws the frames (default counter: tensortestsrc "
+                    "pattern=frame-counter; vivid: the vivid camera's capture node, DMA-BUFs, "
+                    "at 30 fps or the highest rate below that it offers at the size)")
     ap.add_argument("--quick", action="store_true", help="few frames: a smoke run")
     ap.add_argument("--frames", type=int, default=0,
-                    help="frames a throughput run takes (default 1500 at 1080p, 500 at 4K)")
+                    help="frames a throughput run takes (default 1500 at 1080p, 500 at 4K, "
+                    "300 from vivid)")
     ap.add_argument("--live-frames", type=int, default=0,
                     help="frames a live run sends (default 300)")
     ap.add_argument("--print-commands", action="store_true")
     ap.add_argument("--side", choices=["sender", "receiver"], help=argparse.SUPPRESS)
     ap.add_argument("--timeout", type=int, default=60, help=argparse.SUPPRESS)
     ap.add_argument("--ready", help=argparse.SUPPRESS)
+    ap.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("pipeline", nargs="?", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
         return side(args)
+    if args.probe:
+        return probe_rates(args)
 
     PRODUCER = args.producer
     env = dict(os.environ)
@@ -340,7 +474,27 @@ def main():
                                      capture_output=True).returncode == 0]
     else:
         methods = [m for m in args.methods.split(",") if m]
-    sizes = [s for s in args.sizes.split(",") if s]
+    sizes = [s for s in (args.sizes or ("480p" if PRODUCER == "vivid" else "1080p,4k")).split(",")
+             if s]
+    notes = []
+    if PRODUCER == "vivid":
+        DEVICE = find_vivid()
+        py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+        probe = subprocess.run([py, os.path.abspath(__file__), "--probe", DEVICE], env=env,
+                               capture_output=True, text=True)
+        offers = json.loads(probe.stdout) if probe.returncode == 0 else {}
+        for size in sizes:
+            w, h = SIZES[size]
+            offer = offers.get(f"{w}x{h}")
+            if offer:
+                RATES[size] = pick_rate(offer, "30/1")
+                notes.append(f"{w}x{h} at {RATES[size]} (offered {offer})")
+            else:
+                # Not understood: v4l2src picks the rate (the fps column says which it was).
+                RATES[size] = ""
+                notes.append(f"{w}x{h} at v4l2src's choice of rate")
+                print(f"# the probe found no NV12 {w}x{h} in {DEVICE}'s caps:\n# "
+                      + probe.stderr.strip()[-3000:].replace("\n", "\n# "))
     kinds = [k for k in args.kinds.split(",") if k]
     version = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True,
                              text=True).stdout.splitlines()[1]
@@ -348,32 +502,39 @@ def main():
     print("# " + shlex.join(["bench/ipc_ab.py"] + sys.argv[1:]))
     print(f"# {time.strftime('%Y-%m-%d', time.gmtime())} {os.uname().sysname} "
           f"{os.uname().release}, {os.cpu_count()} CPUs, {version}, load average "
-          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, producer {PRODUCER}")
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, producer {PRODUCER} {DEVICE}"
+          + (": " + "; ".join(notes) if notes else ""))
     results = {}
     with tempfile.TemporaryDirectory(prefix="et-ipc-ab-") as tmp:
         for size in sizes:
-            n = args.frames or ({"1080p": 1500, "4k": 500}[size] if not args.quick else 30)
+            n = args.frames or (30 if args.quick else 300 if PRODUCER == "vivid"
+                                else {"1080p": 1500, "4k": 500}[size])
             live_n = args.live_frames or (300 if not args.quick else 30)
             for r in range(args.rounds):
                 order = methods if r % 2 == 0 else list(reversed(methods))
                 if "throughput" in kinds:
                     for m in ["producer"] + order:
-                        res = throughput(m, size, n, tmp, env, args.print_commands)
+                        res = attempt(throughput, m, size, n, tmp, env, args.print_commands)
                         results.setdefault(("throughput", size, m), []).append(res)
-                        print(f"{size} throughput {NAMES[m]:18} round {r + 1}: "
-                              f"fps {res['fps']:7.0f}  cpu {res['cpu']:.3f} ms/frame "
-                              f"(sender {res['snd']:.3f}, receiver {res['rcv']:.3f})",
-                              flush=True)
+                        if res:
+                            print(f"{size} throughput {NAMES[m]:18} round {r + 1}: "
+                                  f"fps {res['fps']:7.0f}  cpu {res['cpu']:.3f} ms/frame "
+                                  f"(sender {res['snd']:.3f}, receiver {res['rcv']:.3f})",
+                                  flush=True)
                 if "live" in kinds:
                     for m in order:
-                        res = live(m, size, live_n, 30, tmp, env, args.print_commands)
+                        res = attempt(live, m, size, live_n, 30, tmp, env,
+                                      args.print_commands)
                         results.setdefault(("live", size, m), []).append(res)
-                        print(f"{size} live       {NAMES[m]:18} round {r + 1}: "
-                              f"delivered {res['delivered']}/{res['sent']}  latency p50 "
-                              f"{res['p50']:.2f} ms p99 {res['p99']:.2f} ms", flush=True)
+                        if res:
+                            print(f"{size} live       {NAMES[m]:18} round {r + 1}: "
+                                  f"delivered {res['delivered']}/{res['sent']}  latency p50 "
+                                  f"{res['p50']:.2f} ms p99 {res['p99']:.2f} ms  memory "
+                                  f"{res['memory']} ({res['buffers']} buffers), sink copies "
+                                  f"{res['copies']}", flush=True)
 
     def med(kind, size, m, key):
-        v = [x[key] for x in results.get((kind, size, m), [])]
+        v = [x[key] for x in results.get((kind, size, m), []) if x]
         return statistics.median(v) if v else float("nan")
 
     print("# medians")
@@ -392,8 +553,11 @@ def main():
                 def ratios(other, net):
                     out = []
                     for r, ours in enumerate(results[("throughput", size, "ipc")]):
-                        theirs = results[("throughput", size, other)][r]["cpu"]
-                        base_r = results[("throughput", size, "producer")][r]["cpu"] if net else 0
+                        theirs = results[("throughput", size, other)][r]
+                        base_r = results[("throughput", size, "producer")][r]
+                        if not (ours and theirs and base_r):
+                            continue
+                        theirs, base_r = theirs["cpu"], base_r["cpu"] if net else 0
                         if theirs - base_r > 0:
                             out.append((ours["cpu"] - base_r) / (theirs - base_r))
                     return statistics.median(out) if out else float("nan")
@@ -408,7 +572,7 @@ def main():
                       f"/{med('live', size, m, 'sent'):.0f} | latency p50 "
                       f"{med('live', size, m, 'p50'):.2f} ms | p99 "
                       f"{med('live', size, m, 'p99'):.2f} ms")
-    return 0
+    return 1 if FAILED else 0
 
 
 if __name__ == "__main__":
