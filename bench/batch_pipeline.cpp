@@ -43,13 +43,19 @@ struct Latencies {
     std::vector<double> full_ms, partial_ms, full_pts_ms, partial_pts_ms;
 };
 
-GstClockTime running_now(GstElement* el)
+// The running time now of the element that owns `pad` (its clock and base time).
+GstClockTime running_now(GstPad* pad)
 {
-    GstClock* clock = gst_element_get_clock(el);
-    if (!clock)
+    GstElement* el = gst_pad_get_parent_element(pad);
+    if (!el)
         return GST_CLOCK_TIME_NONE;
-    const GstClockTime now = gst_clock_get_time(clock) - gst_element_get_base_time(el);
-    gst_object_unref(clock);
+    GstClock* clock = gst_element_get_clock(el);
+    GstClockTime now = GST_CLOCK_TIME_NONE;
+    if (clock) {
+        now = gst_clock_get_time(clock) - gst_element_get_base_time(el);
+        gst_object_unref(clock);
+    }
+    gst_object_unref(el);
     return now;
 }
 
@@ -57,11 +63,7 @@ GstPadProbeReturn arrive(GstPad* pad, GstPadProbeInfo* info, gpointer data)
 {
     auto* lat = static_cast<Latencies*>(data);
     GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
-    GstElement* el = gst_pad_get_parent_element(pad);
-    if (!el)
-        return GST_PAD_PROBE_OK;
-    const GstClockTime now = running_now(el);
-    gst_object_unref(el);
+    const GstClockTime now = running_now(pad);
     guint index = 0;
     if (now != GST_CLOCK_TIME_NONE && GST_BUFFER_PTS_IS_VALID(buf) &&
         std::sscanf(GST_PAD_NAME(pad), "sink_%u", &index) == 1) {
@@ -101,11 +103,7 @@ GstPadProbeReturn measure(GstPad* pad, GstPadProbeInfo* info, gpointer data)
 {
     auto* lat = static_cast<Latencies*>(data);
     GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
-    GstElement* el = gst_pad_get_parent_element(pad);
-    if (!el)
-        return GST_PAD_PROBE_OK;
-    const GstClockTime now = running_now(el);
-    gst_object_unref(el);
+    const GstClockTime now = running_now(pad);
     const GstEdgeTensorBatchMeta* m = gst_buffer_get_edge_tensor_batch_meta(buf);
     if (now == GST_CLOCK_TIME_NONE || !GST_BUFFER_PTS_IS_VALID(buf) || !m)
         return GST_PAD_PROBE_OK;

@@ -27,7 +27,7 @@
 
 #include "batch_rois.hpp"
 #include "mem_floor.hpp"
-#include "run_skipped.hpp"
+#include "run_times.hpp"
 
 #include <benchmark/benchmark.h>
 #include <gst/check/gstharness.h>
@@ -185,6 +185,24 @@ et::DestFrame dest_of(const et::TensorDyn& view, uint8_t* data)
     return et::DestFrame{data, size_t(st[1]), size_t(st[0])};
 }
 
+// Maps `dst` for writing and converts `src` into it, as the element does per slot; false (the
+// run skipped with the error) when either fails.
+bool convert_into(benchmark::State& state, et::Converter& conv, const et::SourceFrame& src,
+                  const et::TensorDyn& dst)
+{
+    auto map = dst.map_raw(et::CpuAccess::Write);
+    if (!map) {
+        state.SkipWithError(map.error().message().c_str());
+        return false;
+    }
+    auto r = conv.run(src, dest_of(dst, map->bytes()));
+    if (!r) {
+        state.SkipWithError(r.error().message().c_str());
+        return false;
+    }
+    return true;
+}
+
 std::vector<et::Converter> converters(benchmark::State& state, const Job& j)
 {
     std::vector<et::Converter> convs;
@@ -235,16 +253,8 @@ void BM_BatchInPlace(benchmark::State& state)
                 state.SkipWithError(view.error().message().c_str());
                 return;
             }
-            auto map = view->map_raw(et::CpuAccess::Write);
-            if (!map) {
-                state.SkipWithError(map.error().message().c_str());
+            if (!convert_into(state, convs[i], srcs[k][i], *view))
                 return;
-            }
-            auto r = convs[i].run(srcs[k][i], dest_of(*view, map->bytes()));
-            if (!r) {
-                state.SkipWithError(r.error().message().c_str());
-                return;
-            }
         }
         k = (k + 1) % rounds_n;
         benchmark::ClobberMemory();
@@ -274,16 +284,8 @@ void BM_Singles(benchmark::State& state)
     size_t k = 0;
     for (auto _ : state) {
         for (size_t i = 0; i < j.n; ++i) {
-            auto map = outs[k][i].map_raw(et::CpuAccess::Write);
-            if (!map) {
-                state.SkipWithError(map.error().message().c_str());
+            if (!convert_into(state, convs[i], srcs[k][i], outs[k][i]))
                 return;
-            }
-            auto r = convs[i].run(srcs[k][i], dest_of(outs[k][i], map->bytes()));
-            if (!r) {
-                state.SkipWithError(r.error().message().c_str());
-                return;
-            }
         }
         k = (k + 1) % rounds_n;
         benchmark::ClobberMemory();
@@ -476,6 +478,8 @@ const bool kRegistered = [] {
     return true;
 }();
 
+using edgetensor::bench::RunTimes;
+
 class SummaryReporter : public benchmark::ConsoleReporter
 {
 public:
@@ -483,19 +487,7 @@ public:
 
     void ReportRuns(const std::vector<Run>& runs) override
     {
-        for (const auto& r : runs) {
-            if (edgetensor::bench::run_skipped(r) || r.iterations <= 0)
-                continue;
-            const std::string name = r.run_name.str();
-            const double t = r.GetAdjustedCPUTime();
-            if (r.run_type == Run::RT_Iteration && !min_seen_.count(name)) {
-                auto& slot = ms_[name];
-                slot = slot > 0 ? std::min(slot, t) : t;
-            } else if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "min") {
-                ms_[name] = t;
-                min_seen_[name] = true;
-            }
-        }
+        times_.add(runs);
         ConsoleReporter::ReportRuns(runs);
     }
 
@@ -513,53 +505,35 @@ public:
         for (int64_t j = 0; j < kJobCount; ++j) {
             const auto [rd, wr] = job_bytes(kJobs[j]);
             const double floor = edgetensor::bench::floor_ms(rd, wr);
-            const double packing = get("BM_StockPack/job:" + std::to_string(j) + "/cold:0");
+            const double packing = times_.get("BM_StockPack/job:" + std::to_string(j) + "/cold:0");
             for (const int cold : {0, 1}) {
                 const std::string arg =
                     "/job:" + std::to_string(j) + "/cold:" + std::to_string(cold);
-                const double ours = get("BM_BatchInPlace" + arg);
-                const double singles = get("BM_Singles" + arg);
-                const double stock = get("BM_Stock" + arg);
+                const double ours = times_.get("BM_BatchInPlace" + arg);
+                const double singles = times_.get("BM_Singles" + arg);
+                const double stock = times_.get("BM_Stock" + arg);
                 std::printf("  %-48s %5s %8s %8s %7s %8s %8s %7s %8.3f %8s %8s\n",
-                            cold ? "" : kJobs[j].name, cold ? "cold" : "warm", ms(ours).c_str(),
-                            ms(singles).c_str(), ratio(ours, singles).c_str(), ms(stock).c_str(),
-                            ms(packing).c_str(), ratio(stock, ours).c_str(), floor,
-                            ratio(ours, floor).c_str(), ratio(stock, floor).c_str());
+                            cold ? "" : kJobs[j].name, cold ? "cold" : "warm",
+                            RunTimes::ms(ours).c_str(), RunTimes::ms(singles).c_str(),
+                            RunTimes::ratio(ours, singles).c_str(), RunTimes::ms(stock).c_str(),
+                            RunTimes::ms(packing).c_str(), RunTimes::ratio(stock, ours).c_str(),
+                            floor, RunTimes::ratio(ours, floor).c_str(),
+                            RunTimes::ratio(stock, floor).c_str());
             }
             std::printf("  %-48s bytes read %.1f MB, written %.1f MB\n", "", rd / 1e6, wr / 1e6);
         }
         std::printf("\ntargets: batch / singles <= 1.05x (issue 23 item 7); floor multiples are "
                     "reported (a cold figure: warm runs can beat a DRAM floor), the single-stream "
                     "aim is <= 1.3x\n");
-        const double c32 = get("BM_RoiConverterCreate/int8:0"),
-                     c8 = get("BM_RoiConverterCreate/int8:1");
+        const double c32 = times_.get("BM_RoiConverterCreate/int8:0"),
+                     c8 = times_.get("BM_RoiConverterCreate/int8:1");
         if (c32 > 0 && c8 > 0)
             std::printf("  making a region's converter: %.1f us (f32), %.1f us (int8 quantized)\n",
                         c32, c8);
     }
 
 private:
-    double get(const std::string& name) const
-    {
-        for (const auto& [n, t] : ms_)
-            if (n == name || n.rfind(name + "/", 0) == 0)
-                return t;
-        return 0.0;
-    }
-    static std::string ms(double v)
-    {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.3f", v);
-        return v > 0 ? b : "-";
-    }
-    static std::string ratio(double a, double b)
-    {
-        char s[32];
-        std::snprintf(s, sizeof s, "%.2fx", a / b);
-        return a > 0 && b > 0 ? s : "-";
-    }
-    std::map<std::string, double> ms_;
-    std::map<std::string, bool> min_seen_;
+    edgetensor::bench::RunTimes times_;
 };
 
 } // namespace

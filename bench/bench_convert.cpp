@@ -28,7 +28,7 @@
 #include <edgetensor/convert.hpp>
 
 #include "mem_floor.hpp"
-#include "run_skipped.hpp"
+#include "run_times.hpp"
 
 #include <benchmark/benchmark.h>
 #include <gst/check/gstharness.h>
@@ -455,6 +455,8 @@ const bool kRegistered = [] {
     return true;
 }();
 
+using edgetensor::bench::RunTimes;
+
 /// Keeps each case's time per frame so the summary can put the targets side by side.
 class SummaryReporter : public benchmark::ConsoleReporter
 {
@@ -463,21 +465,7 @@ public:
 
     void ReportRuns(const std::vector<Run>& runs) override
     {
-        for (const auto& r : runs) {
-            if (edgetensor::bench::run_skipped(r) || r.iterations <= 0)
-                continue;
-            const std::string name = r.run_name.str();
-            const bool wall = r.run_name.time_type.find("real_time") != std::string::npos;
-            const double t = wall ? r.GetAdjustedRealTime() : r.GetAdjustedCPUTime();
-            if (r.run_type == Run::RT_Iteration && !min_seen_.count(name)) {
-                // Without repetitions, the one run; with them, the fastest (see below).
-                auto& slot = ms_[name];
-                slot = slot > 0 ? std::min(slot, t) : t;
-            } else if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "min") {
-                ms_[name] = t;
-                min_seen_[name] = true;
-            }
-        }
+        times_.add(runs);
         ConsoleReporter::ReportRuns(runs);
     }
 
@@ -491,24 +479,26 @@ public:
         std::printf("  %-52s %9s %9s %7s %9s %7s %8s %6s %8s %6s\n", "job", "edgetensor",
                     "videocvt", "ratio", "opencv", "ratio", "floor", "x", "moved", "x");
         for (int64_t j = 0; j < kJobCount; ++j) {
-            const double ours = get("BM_Edgetensor/job:" + std::to_string(j) + "/threads:1");
-            const double vcs = get("BM_Videoconvertscale/job:" + std::to_string(j));
-            const double cv = get("BM_OpenCV/job:" + std::to_string(j));
+            const double ours = times_.get("BM_Edgetensor/job:" + std::to_string(j) + "/threads:1");
+            const double vcs = times_.get("BM_Videoconvertscale/job:" + std::to_string(j));
+            const double cv = times_.get("BM_OpenCV/job:" + std::to_string(j));
             if (ours <= 0)
                 continue;
             const double floor = job_floor_ms(kJobs[j]);
-            const double moved = get("BM_MoveBytes/job:" + std::to_string(j));
+            const double moved = times_.get("BM_MoveBytes/job:" + std::to_string(j));
             std::printf("  %-52s %9.3f %9s %7s %9s %7s %8.3f %5.2fx %8s %6s\n", kJobs[j].name, ours,
-                        ms(vcs).c_str(), ratio(vcs, ours).c_str(), ms(cv).c_str(),
-                        ratio(cv, ours).c_str(), floor, ours / floor, ms(moved).c_str(),
-                        ratio(ours, moved).c_str());
+                        RunTimes::ms(vcs).c_str(), RunTimes::ratio(vcs, ours).c_str(),
+                        RunTimes::ms(cv).c_str(), RunTimes::ratio(cv, ours).c_str(), floor,
+                        ours / floor, RunTimes::ms(moved).c_str(),
+                        RunTimes::ratio(ours, moved).c_str());
         }
-        const double ours = get("BM_Edgetensor/job:0/threads:1");
-        const double vcs = get("BM_Videoconvertscale/job:0");
-        const double cv = get("BM_OpenCV/job:0");
-        const double f32 = get("BM_Edgetensor/job:1/threads:1");
-        const double old = get("BM_GstVideoConverter/job:0");
-        const double q8 = get("BM_Edgetensor/job:" + std::to_string(kI8Quant) + "/threads:1");
+        const double ours = times_.get("BM_Edgetensor/job:0/threads:1");
+        const double vcs = times_.get("BM_Videoconvertscale/job:0");
+        const double cv = times_.get("BM_OpenCV/job:0");
+        const double f32 = times_.get("BM_Edgetensor/job:1/threads:1");
+        const double old = times_.get("BM_GstVideoConverter/job:0");
+        const double q8 =
+            times_.get("BM_Edgetensor/job:" + std::to_string(kI8Quant) + "/threads:1");
         std::printf("\ntargets (one thread unless stated):\n");
         if (ours > 0 && vcs > 0)
             std::printf("  in-process vs videoconvertscale element: %.2fx (the >= 3x target is "
@@ -528,7 +518,7 @@ public:
                         old, old / vcs);
         for (const int64_t j : {kRgb, kF32, k4k}) {
             const std::string base = "BM_EdgetensorWall/job:" + std::to_string(j) + "/threads:";
-            const double t1 = get(base + "1"), t2 = get(base + "2");
+            const double t1 = times_.get(base + "1"), t2 = times_.get(base + "2");
             if (t1 > 0 && t2 > 0)
                 std::printf("  threads 2 vs 1, %s: %.2fx (target >= 1.7x on an idle machine; "
                             "wall time)\n",
@@ -537,28 +527,7 @@ public:
     }
 
 private:
-    double get(const std::string& name) const
-    {
-        // Registered names carry the argument names ("job:0"), run names add the time mode.
-        for (const auto& [n, t] : ms_)
-            if (n == name || n.rfind(name + "/", 0) == 0)
-                return t;
-        return 0.0;
-    }
-    static std::string ms(double v)
-    {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.3f", v);
-        return v > 0 ? b : "-";
-    }
-    static std::string ratio(double theirs, double ours)
-    {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.2fx", theirs / ours);
-        return theirs > 0 && ours > 0 ? b : "-";
-    }
-    std::map<std::string, double> ms_;
-    std::map<std::string, bool> min_seen_;
+    edgetensor::bench::RunTimes times_;
 };
 
 } // namespace
