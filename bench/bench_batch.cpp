@@ -42,7 +42,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace
@@ -480,20 +479,10 @@ const bool kRegistered = [] {
 
 using edgetensor::bench::RunTimes;
 
-class SummaryReporter : public benchmark::ConsoleReporter
+class Summary : public edgetensor::bench::SummaryReporter
 {
-public:
-    SummaryReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular) {}
-
-    void ReportRuns(const std::vector<Run>& runs) override
+    void summary() override
     {
-        times_.add(runs);
-        ConsoleReporter::ReportRuns(runs);
-    }
-
-    void Finalize() override
-    {
-        ConsoleReporter::Finalize();
         const double bw = edgetensor::bench::copy_bandwidth_bytes_per_s();
         std::printf("\nsummary: CPU ms per batch, one thread; copy bandwidth %.2f GB/s; floor = "
                     "(bytes read + written) at that bandwidth\n",
@@ -531,9 +520,6 @@ public:
             std::printf("  making a region's converter: %.1f us (f32), %.1f us (int8 quantized)\n",
                         c32, c8);
     }
-
-private:
-    edgetensor::bench::RunTimes times_;
 };
 
 } // namespace
@@ -545,7 +531,7 @@ int main(int argc, char** argv)
     if (benchmark::ReportUnrecognizedArguments(argc, argv))
         return 1;
     (void)kRegistered;
-    SummaryReporter reporter;
+    Summary reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
     return 0;

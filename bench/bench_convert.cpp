@@ -47,7 +47,6 @@
 #include <cstring>
 #include <map>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace
@@ -458,20 +457,10 @@ const bool kRegistered = [] {
 using edgetensor::bench::RunTimes;
 
 /// Keeps each case's time per frame so the summary can put the targets side by side.
-class SummaryReporter : public benchmark::ConsoleReporter
+class Summary : public edgetensor::bench::SummaryReporter
 {
-public:
-    SummaryReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular) {}
-
-    void ReportRuns(const std::vector<Run>& runs) override
+    void summary() override
     {
-        times_.add(runs);
-        ConsoleReporter::ReportRuns(runs);
-    }
-
-    void Finalize() override
-    {
-        ConsoleReporter::Finalize();
         std::printf("\nsummary: ms per frame (one thread: CPU time; threads: wall time), "
                     "ratio = their time / ours; floor = bytes read once + written once at %.1f "
                     "GB/s (memcpy, 64 MiB), x = ours / floor\n",
@@ -525,9 +514,6 @@ public:
                             kJobs[j].name, t1 / t2);
         }
     }
-
-private:
-    edgetensor::bench::RunTimes times_;
 };
 
 } // namespace
@@ -539,7 +525,7 @@ int main(int argc, char** argv)
     if (benchmark::ReportUnrecognizedArguments(argc, argv))
         return 1;
     (void)kRegistered;
-    SummaryReporter reporter;
+    Summary reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
     return 0;

@@ -3,13 +3,14 @@
 // The times a benchmark's summary is built from, one per run name: the run's time without
 // repetitions, the fastest repetition with them (the "min" aggregate when the user asks for
 // aggregates only), in ms. CPU time, or wall time for runs registered with UseRealTime(). Shared
-// by the summary reporters of bench_convert and bench_batch so both read Google Benchmark's
-// runs the same way.
+// by the summary reporters of bench_convert and bench_batch (SummaryReporter below) so both read
+// Google Benchmark's runs the same way.
 #pragma once
 
 #include "run_skipped.hpp"
 
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -72,6 +73,30 @@ public:
 private:
     std::map<std::string, double> ms_;
     std::map<std::string, bool> min_seen_;
+};
+
+/// Google Benchmark's console output (a table when stdout is not a terminal), keeping every
+/// run's time in `times_`; summary() prints after the runs' table.
+class SummaryReporter : public benchmark::ConsoleReporter
+{
+public:
+    SummaryReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular) {}
+
+    void ReportRuns(const std::vector<Run>& runs) override
+    {
+        times_.add(runs);
+        ConsoleReporter::ReportRuns(runs);
+    }
+
+    void Finalize() override
+    {
+        ConsoleReporter::Finalize();
+        summary();
+    }
+
+protected:
+    virtual void summary() = 0;
+    RunTimes times_;
 };
 
 } // namespace edgetensor::bench
