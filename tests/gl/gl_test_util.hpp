@@ -28,6 +28,19 @@ inline bool gl_required()
     return env_is("EDGETENSOR_TEST_REQUIRE_GL", "1");
 }
 
+/// What a hardware GPU that can do everything reports: the GL facts fed to the pure planning
+/// functions (direct import, importable drm-formats) in their unit tests.
+inline GlInfo capable_gl()
+{
+    GlInfo info;
+    info.renderer = "Some GPU";
+    info.dma_buf_import = true;
+    info.dma_buf_import_modifiers = true;
+    info.yuv_external = true;
+    info.max_texture_size = 16384;
+    return info;
+}
+
 /// Sets an environment variable for one scope.
 class ScopedEnv
 {

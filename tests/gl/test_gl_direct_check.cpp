@@ -7,6 +7,7 @@
 // (test_gl_dmabuf.cpp).
 
 #include "gl/direct_check.hpp"
+#include "gl_test_util.hpp"
 
 #include <edgetensor/convert.hpp>
 #include <gtest/gtest.h>
@@ -45,17 +46,7 @@ ShaderParams nv12_params()
     return p;
 }
 
-// A hardware GPU that can do everything.
-GlInfo capable_gl()
-{
-    GlInfo info;
-    info.renderer = "Some GPU";
-    info.dma_buf_import = true;
-    info.dma_buf_import_modifiers = true;
-    info.yuv_external = true;
-    info.max_texture_size = 16384;
-    return info;
-}
+using edgetensor::test::capable_gl;
 
 struct FakeQuery {
     DmaBufFormatSupport answer{true, true, true, true, false};

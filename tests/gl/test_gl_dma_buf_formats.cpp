@@ -29,16 +29,7 @@ constexpr uint64_t kXTiled = 0x0100000000000001ull;    // I915_FORMAT_MOD_X_TILE
 constexpr uint64_t kYTiledCcs = 0x0100000000000004ull; // I915_FORMAT_MOD_Y_TILED_CCS
 constexpr uint64_t kInvalid = 0x00ffffffffffffffull;   // DRM_FORMAT_MOD_INVALID
 
-GlInfo capable_gl()
-{
-    GlInfo info;
-    info.renderer = "Some GPU";
-    info.dma_buf_import = true;
-    info.dma_buf_import_modifiers = true;
-    info.yuv_external = true;
-    info.max_texture_size = 16384;
-    return info;
-}
+using edgetensor::test::capable_gl;
 
 // A driver that lists NV12 with linear, X tiled and a compressed external-only modifier (and
 // the "no modifier" placeholder), YUYV with nothing (linear only), and nothing else.

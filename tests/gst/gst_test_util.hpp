@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <vector>
 
 namespace edgetensor::test
 {
@@ -26,6 +27,26 @@ using MemoryPtr = MiniObjectPtr<GstMemory>;
 using CapsPtr = MiniObjectPtr<GstCaps>;
 using PoolPtr = GstObjectPtr<GstBufferPool>;
 using AllocatorPtr = GstObjectPtr<GstAllocator>;
+
+/// The errors (`type` GST_MESSAGE_ERROR) or warnings (otherwise) on `bus` so far, popped, each
+/// as "message | debug".
+inline std::vector<std::string> bus_messages(GstBus* bus, GstMessageType type)
+{
+    std::vector<std::string> out;
+    while (GstMessage* m = gst_bus_pop_filtered(bus, type)) {
+        GError* err = nullptr;
+        gchar* dbg = nullptr;
+        if (type == GST_MESSAGE_ERROR)
+            gst_message_parse_error(m, &err, &dbg);
+        else
+            gst_message_parse_warning(m, &err, &dbg);
+        out.push_back(std::string(err ? err->message : "") + " | " + (dbg ? dbg : ""));
+        g_clear_error(&err);
+        g_free(dbg);
+        gst_message_unref(m);
+    }
+    return out;
+}
 
 inline CapsPtr caps_from(const std::string& s)
 {

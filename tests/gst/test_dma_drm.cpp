@@ -8,6 +8,7 @@
 // changed: no DMA_DRM structure anywhere, the templates as they always were.
 
 #include "dma_drm.hpp"
+#include "dma_drm_test_util.hpp"
 #include "element_harness.hpp"
 #include "ipc_test_util.hpp"
 #include "stream_layout.hpp"
@@ -47,23 +48,6 @@ constexpr const char* kTiledNv12 = "video/x-raw(memory:DMABuf),format=DMA_DRM,"
 constexpr const char* kConvertFormats[] = {"NV12", "NV21", "NV16",  "NV24", "I420", "YUY2",
                                            "UYVY", "VYUY", "RGB",   "BGR",  "RGBA", "BGRA",
                                            "RGBx", "BGRx", "GRAY8", "RGBP"};
-
-// Every drm-format string in the DMA_DRM structures of `caps`.
-std::set<std::string> drm_formats_of(const GstCaps* caps)
-{
-    std::set<std::string> out;
-    for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
-        if (!eg::is_dma_drm_structure(caps, i))
-            continue;
-        const GValue* v = gst_structure_get_value(gst_caps_get_structure(caps, i), "drm-format");
-        if (v && G_VALUE_HOLDS_STRING(v))
-            out.insert(g_value_get_string(v));
-        else if (v && GST_VALUE_HOLDS_LIST(v))
-            for (guint k = 0; k < gst_value_list_get_size(v); ++k)
-                out.insert(g_value_get_string(gst_value_list_get_value(v, k)));
-    }
-    return out;
-}
 
 bool has_dma_drm(const GstCaps* caps)
 {
@@ -111,22 +95,6 @@ std::vector<uint8_t> convert_once(const char* caps, GstBuffer* frame)
     BufferPtr out(gst_harness_pull(h.get()));
     EXPECT_TRUE(out);
     return out ? bytes_of(out.get()) : std::vector<uint8_t>();
-}
-
-// The warnings on `bus` so far, as "message | debug" strings.
-std::vector<std::string> warnings(GstBus* bus)
-{
-    std::vector<std::string> out;
-    while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING)) {
-        GError* err = nullptr;
-        gchar* dbg = nullptr;
-        gst_message_parse_warning(m, &err, &dbg);
-        out.push_back(std::string(err ? err->message : "") + " | " + (dbg ? dbg : ""));
-        g_clear_error(&err);
-        g_free(dbg);
-        gst_message_unref(m);
-    }
-    return out;
 }
 
 TEST(DmaDrm, DrmFormatNamesAsGStreamerSpellsThem)
@@ -303,7 +271,7 @@ TEST(DmaDrm, TiledModifierIsRefusedNamingIt_Negative)
             continue;
         }
         EXPECT_FALSE(accepted) << launch;
-        const std::vector<std::string> w = warnings(h.bus.get());
+        const std::vector<std::string> w = bus_messages(h.bus.get(), GST_MESSAGE_WARNING);
         ASSERT_EQ(w.size(), 1u) << launch;
         EXPECT_NE(w[0].find("NV12:0x0100000000000001"), std::string::npos) << w[0];
         EXPECT_NE(w[0].find("linear"), std::string::npos) << w[0];
@@ -425,7 +393,7 @@ TEST(DmaDrm, TensorIpcSinkRefusesATiledModifierNamingIt_Negative)
     GstPad* sink = gst_element_get_static_pad(e, "sink");
     const bool accepted = gst_pad_query_accept_caps(sink, caps_from(kTiledNv12).get());
     gst_object_unref(sink);
-    const std::vector<std::string> w = warnings(bus);
+    const std::vector<std::string> w = bus_messages(bus, GST_MESSAGE_WARNING);
     gst_element_set_bus(e, nullptr);
     gst_object_unref(e);
     gst_object_unref(bus);

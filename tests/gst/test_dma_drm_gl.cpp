@@ -10,6 +10,7 @@
 // a GL context the answer is linear only. Built against 1.22 nothing of this exists.
 
 #include "dma_drm.hpp"
+#include "dma_drm_test_util.hpp"
 #include "element_harness.hpp"
 #include "stream_layout.hpp"
 
@@ -56,22 +57,6 @@ bool gl_context()
     return bool(GlContext::shared());
 }
 
-std::set<std::string> drm_formats_of(const GstCaps* caps)
-{
-    std::set<std::string> out;
-    for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
-        if (!eg::is_dma_drm_structure(caps, i))
-            continue;
-        const GValue* v = gst_structure_get_value(gst_caps_get_structure(caps, i), "drm-format");
-        if (v && G_VALUE_HOLDS_STRING(v))
-            out.insert(g_value_get_string(v));
-        else if (v && GST_VALUE_HOLDS_LIST(v))
-            for (guint k = 0; k < gst_value_list_get_size(v); ++k)
-                out.insert(g_value_get_string(gst_value_list_get_value(v, k)));
-    }
-    return out;
-}
-
 std::set<std::string> tiled_of(const std::set<std::string>& names)
 {
     std::set<std::string> out;
@@ -95,25 +80,6 @@ bool accepts(ElementHarness& h, const char* caps)
     const bool ok = gst_pad_query_accept_caps(sink, caps_from(caps).get());
     gst_object_unref(sink);
     return ok;
-}
-
-// Every warning or error text on `bus` so far.
-std::vector<std::string> messages(GstBus* bus, GstMessageType type)
-{
-    std::vector<std::string> out;
-    while (GstMessage* m = gst_bus_pop_filtered(bus, type)) {
-        GError* err = nullptr;
-        gchar* dbg = nullptr;
-        if (type == GST_MESSAGE_ERROR)
-            gst_message_parse_error(m, &err, &dbg);
-        else
-            gst_message_parse_warning(m, &err, &dbg);
-        out.push_back(std::string(err ? err->message : "") + " | " + (dbg ? dbg : ""));
-        g_clear_error(&err);
-        g_free(dbg);
-        gst_message_unref(m);
-    }
-    return out;
 }
 
 TEST(DmaDrmGl, ComputeGlAnswersTheModifiersTheGlDisplayImports)
@@ -157,7 +123,7 @@ TEST(DmaDrmGl, UnlistedTiledModifierIsRefusedNamingIt_Negative)
     EXPECT_FALSE(accepts(h, kUnlistedNv12));
     if (!eg::dma_drm_negotiated())
         return;
-    const std::vector<std::string> w = messages(h.bus.get(), GST_MESSAGE_WARNING);
+    const std::vector<std::string> w = bus_messages(h.bus.get(), GST_MESSAGE_WARNING);
     ASSERT_EQ(w.size(), 1u);
     EXPECT_NE(w[0].find("NV12:0x0100000000000002"), std::string::npos) << w[0];
     if (gl_context()) {
@@ -224,7 +190,7 @@ TEST(DmaDrmGl, ListedTiledStreamIsNeverReadAsLinear_Negative)
                                    offsets, strides);
     EXPECT_NE(gst_harness_push(h.get(), b), GST_FLOW_OK);
     EXPECT_EQ(gst_harness_buffers_in_queue(h.get()), 0u);
-    const std::vector<std::string> e = messages(h.bus.get(), GST_MESSAGE_ERROR);
+    const std::vector<std::string> e = bus_messages(h.bus.get(), GST_MESSAGE_ERROR);
     ASSERT_FALSE(e.empty());
     EXPECT_NE(e[0].find(kListed), std::string::npos) << e[0];
 }
