@@ -57,18 +57,28 @@ Result<ipc::MemoryRecord> describe_memory(GstMemory* mem, guint index)
     r.offset = offset;
     r.size = size;
     r.maxsize = maxsize;
-    struct statfs sfs {
-    };
-    if (::fstatfs(fd, &sfs) != 0)
-        return unexpected(Error::io(errno, "fstatfs of a memory's fd"));
-    const bool dma = guint32(sfs.f_type) == DMA_BUF_FS_MAGIC;
-    if (auto t = tensor_from_memory(mem); t && t->offset() == 0) {
+    // An edgetensor memory's tensor knows what its fd is (classified by the kernel when the
+    // tensor was made); any other fd is asked, once per frame.
+    int kind = -1;
+    if (auto t = tensor_from_memory(mem)) {
         auto d = t->describe();
-        if (d && d->capacity >= maxsize) {
+        if (d && d->handle == fd &&
+            (d->kind == EDGETENSOR_KIND_HOST || d->kind == EDGETENSOR_KIND_DMABUF))
+            kind = int(d->kind);
+        if (d && t->offset() == 0 && d->capacity >= maxsize) {
             r.desc = *d;
             r.remote_identity = t->buffer_identity().id();
         }
     }
+    if (kind < 0) {
+        struct statfs sfs {
+        };
+        if (::fstatfs(fd, &sfs) != 0)
+            return unexpected(Error::io(errno, "fstatfs of a memory's fd"));
+        kind =
+            guint32(sfs.f_type) == DMA_BUF_FS_MAGIC ? EDGETENSOR_KIND_DMABUF : EDGETENSOR_KIND_HOST;
+    }
+    const bool dma = kind == int(EDGETENSOR_KIND_DMABUF);
     if (r.desc.version == 0) {
         r.desc = edgetensor_desc_init();
         r.desc.dtype = EDGETENSOR_DTYPE_U8;
