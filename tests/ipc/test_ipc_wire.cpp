@@ -260,6 +260,43 @@ TEST(IpcWire, OnlyDmaBufsAndShrinkSealedMemfdsOfTheRightSizeAreAccepted_Negative
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// Once a memfd passed, check_fd() knows the memfds' filesystem and skips its fstatfs for the
+// next ones; every other check still runs for each fd.
+TEST(IpcWire, AfterAMemfdPassedEveryMemfdStillHasItsSealsAndSizeChecked_Negative)
+{
+    const auto before = open_fds();
+    {
+        UniqueFd ok = sealed_memfd(4096);
+        ASSERT_TRUE(check_fd(ok.get(), flat_record(4096)));
+        EXPECT_TRUE(check_fd(ok.get(), flat_record(4096))) << "the second time too";
+
+        UniqueFd unsealed(::memfd_create("ipc-unsealed", MFD_CLOEXEC));
+        ASSERT_EQ(::ftruncate(unsealed.get(), 4096), 0);
+        auto res = check_fd(unsealed.get(), flat_record(4096));
+        ASSERT_FALSE(res);
+        EXPECT_NE(res.error().message().find("F_SEAL_SHRINK"), std::string::npos);
+
+        UniqueFd small = sealed_memfd(1024);
+        res = check_fd(small.get(), flat_record(4096));
+        ASSERT_FALSE(res);
+        EXPECT_NE(res.error().message().find("holds 1024 bytes"), std::string::npos);
+
+        MemoryRecord dma = flat_record(4096);
+        dma.desc.kind = EDGETENSOR_KIND_DMABUF;
+        res = check_fd(ok.get(), dma);
+        ASSERT_FALSE(res);
+        EXPECT_NE(res.error().message().find("described as a DMA-BUF"), std::string::npos);
+
+        int p[2];
+        ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+        UniqueFd r(p[0]), w(p[1]);
+        res = check_fd(r.get(), flat_record(4096));
+        ASSERT_FALSE(res);
+        EXPECT_EQ(res.error().code(), ErrorCode::UnknownBufferType);
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
 TEST(IpcSocket, RecordsAndFdsCrossASocketAndExcessFdsAreClosed)
 {
     const auto before = open_fds();

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -375,13 +376,31 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
     return bad("unknown message type " + std::to_string(h.type));
 }
 
+namespace
+{
+// The device of the filesystem every memfd lives on (the kernel's internal shmem mount, never
+// unmounted, so its number is never another filesystem's), plus one; 0 until a received fd
+// passed every check as a memfd. A HOST fd on it needs no fstatfs: its seals and size are
+// still asked every time, and only a memfd can carry F_SEAL_SHRINK.
+std::atomic<uint64_t> memfd_dev_plus_one{0};
+} // namespace
+
 Result<void> check_fd(int fd, const MemoryRecord& record)
 {
-    struct statfs sfs {
+    // A HOST fd is fstat()ed anyway (its size); a DMA-BUF is sized with lseek.
+    struct stat st {
     };
-    if (::fstatfs(fd, &sfs) != 0)
-        return unexpected(Error::io(errno, "fstatfs of a received fd"));
-    const uint32_t magic = uint32_t(sfs.f_type);
+    const bool host = record.desc.kind == EDGETENSOR_KIND_HOST;
+    if (host && ::fstat(fd, &st) != 0)
+        return unexpected(Error::io(errno, "fstat of a received memfd"));
+    uint32_t magic = TMPFS_MAGIC;
+    if (!host || memfd_dev_plus_one.load(std::memory_order_relaxed) != uint64_t(st.st_dev) + 1) {
+        struct statfs sfs {
+        };
+        if (::fstatfs(fd, &sfs) != 0)
+            return unexpected(Error::io(errno, "fstatfs of a received fd"));
+        magic = uint32_t(sfs.f_type);
+    }
     const uint64_t need = std::max<uint64_t>(record.desc.capacity, record.maxsize);
     auto hex = [](uint32_t v) {
         char b[16];
@@ -401,12 +420,8 @@ Result<void> check_fd(int fd, const MemoryRecord& record)
         return {};
     }
     if (magic == TMPFS_MAGIC) {
-        if (record.desc.kind != EDGETENSOR_KIND_HOST)
+        if (!host)
             return bad("a memfd/tmpfs fd described as a DMA-BUF");
-        struct stat st {
-        };
-        if (::fstat(fd, &st) != 0)
-            return unexpected(Error::io(errno, "fstat of a received memfd"));
         if (!S_ISREG(st.st_mode))
             return bad("the tmpfs fd is not a regular file");
         if (uint64_t(st.st_size) < need)
@@ -417,6 +432,7 @@ Result<void> check_fd(int fd, const MemoryRecord& record)
         if (seals < 0 || !(seals & F_SEAL_SHRINK))
             return bad("the memfd is not sealed against shrinking (F_SEAL_SHRINK); the sender "
                        "could truncate it under the receiver's mapping");
+        memfd_dev_plus_one.store(uint64_t(st.st_dev) + 1, std::memory_order_relaxed);
 #endif
         return {};
     }
