@@ -65,19 +65,11 @@ struct ElementHarness {
         while (GstMessage* m = gst_bus_pop(bus.get())) {
             const GstMessageType t = GST_MESSAGE_TYPE(m);
             if (t == GST_MESSAGE_ERROR || t == GST_MESSAGE_WARNING) {
-                GError* e = nullptr;
-                gchar* dbg = nullptr;
-                if (t == GST_MESSAGE_ERROR)
-                    gst_message_parse_error(m, &e, &dbg);
-                else
-                    gst_message_parse_warning(m, &e, &dbg);
-                std::string line = std::string(e ? e->message : "") + " | " + (dbg ? dbg : "");
+                std::string line = bus_message_text(m);
                 for (char& c : line)
                     if (c == '\n')
                         c = ' ';
                 (t == GST_MESSAGE_ERROR ? errors_ : warnings_) += line + "\n";
-                g_clear_error(&e);
-                g_free(dbg);
             }
             gst_message_unref(m);
         }

@@ -28,23 +28,39 @@ using CapsPtr = MiniObjectPtr<GstCaps>;
 using PoolPtr = GstObjectPtr<GstBufferPool>;
 using AllocatorPtr = GstObjectPtr<GstAllocator>;
 
-/// The errors (`type` GST_MESSAGE_ERROR) or warnings (otherwise) on `bus` so far, popped, each
-/// as "message | debug".
+/// An error message (GST_MESSAGE_ERROR) or a warning (any other) as "message | debug".
+inline std::string bus_message_text(GstMessage* m)
+{
+    GError* err = nullptr;
+    gchar* dbg = nullptr;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR)
+        gst_message_parse_error(m, &err, &dbg);
+    else
+        gst_message_parse_warning(m, &err, &dbg);
+    std::string out = std::string(err ? err->message : "") + " | " + (dbg ? dbg : "");
+    g_clear_error(&err);
+    g_free(dbg);
+    return out;
+}
+
+/// The errors (`type` GST_MESSAGE_ERROR) or warnings (GST_MESSAGE_WARNING) on `bus` so far,
+/// popped, each as "message | debug".
 inline std::vector<std::string> bus_messages(GstBus* bus, GstMessageType type)
 {
     std::vector<std::string> out;
     while (GstMessage* m = gst_bus_pop_filtered(bus, type)) {
-        GError* err = nullptr;
-        gchar* dbg = nullptr;
-        if (type == GST_MESSAGE_ERROR)
-            gst_message_parse_error(m, &err, &dbg);
-        else
-            gst_message_parse_warning(m, &err, &dbg);
-        out.push_back(std::string(err ? err->message : "") + " | " + (dbg ? dbg : ""));
-        g_clear_error(&err);
-        g_free(dbg);
+        out.push_back(bus_message_text(m));
         gst_message_unref(m);
     }
+    return out;
+}
+
+/// bus_messages() as one text, a line each.
+inline std::string bus_messages_text(GstBus* bus, GstMessageType type)
+{
+    std::string out;
+    for (const std::string& line : bus_messages(bus, type))
+        out += line + "\n";
     return out;
 }
 

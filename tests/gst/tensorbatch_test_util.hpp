@@ -238,16 +238,7 @@ struct BatchHarness {
         while (GstMessage* m = gst_bus_pop(bus.get())) {
             const GstMessageType t = GST_MESSAGE_TYPE(m);
             if (t == GST_MESSAGE_ERROR || t == GST_MESSAGE_WARNING) {
-                GError* e = nullptr;
-                gchar* dbg = nullptr;
-                if (t == GST_MESSAGE_ERROR)
-                    gst_message_parse_error(m, &e, &dbg);
-                else
-                    gst_message_parse_warning(m, &e, &dbg);
-                (t == GST_MESSAGE_ERROR ? errors_ : warnings_) +=
-                    std::string(e ? e->message : "") + " | " + (dbg ? dbg : "") + "\n";
-                g_clear_error(&e);
-                g_free(dbg);
+                (t == GST_MESSAGE_ERROR ? errors_ : warnings_) += bus_message_text(m) + "\n";
             } else if (t == GST_MESSAGE_ELEMENT && gst_message_get_structure(m) &&
                        gst_structure_has_name(gst_message_get_structure(m),
                                               GST_EDGE_TENSOR_STATS_NAME)) {

@@ -54,23 +54,7 @@ struct Pair {
         gst_element_set_bus(down, bus.get());
     }
 
-    std::string take(GstMessageType type)
-    {
-        std::string out;
-        while (GstMessage* m = gst_bus_pop_filtered(bus.get(), type)) {
-            GError* err = nullptr;
-            gchar* dbg = nullptr;
-            if (type == GST_MESSAGE_ERROR)
-                gst_message_parse_error(m, &err, &dbg);
-            else
-                gst_message_parse_warning(m, &err, &dbg);
-            out += std::string(err ? err->message : "") + " | " + (dbg ? dbg : "") + "\n";
-            g_clear_error(&err);
-            g_free(dbg);
-            gst_message_unref(m);
-        }
-        return out;
-    }
+    std::string take(GstMessageType type) { return bus_messages_text(bus.get(), type); }
 };
 
 CopyPolicy policy()

@@ -277,23 +277,7 @@ struct Chain {
         return v;
     }
     /// Every message of `type` so far: "text | debug" lines.
-    std::vector<std::string> messages(GstMessageType type)
-    {
-        std::vector<std::string> out;
-        while (GstMessage* m = gst_bus_pop_filtered(bus, type)) {
-            GError* e = nullptr;
-            gchar* dbg = nullptr;
-            if (type == GST_MESSAGE_ERROR)
-                gst_message_parse_error(m, &e, &dbg);
-            else
-                gst_message_parse_warning(m, &e, &dbg);
-            out.push_back(std::string(e ? e->message : "") + " | " + (dbg ? dbg : ""));
-            g_clear_error(&e);
-            g_free(dbg);
-            gst_message_unref(m);
-        }
-        return out;
-    }
+    std::vector<std::string> messages(GstMessageType type) { return bus_messages(bus, type); }
 };
 
 // Frame n of the upstream tensor: every byte n (the converter's uint8 output, say).

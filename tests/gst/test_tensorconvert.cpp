@@ -94,23 +94,7 @@ struct Convert {
     }
 
     // The text of every error (or warning) message posted so far.
-    std::string messages(GstMessageType type)
-    {
-        std::string all;
-        while (GstMessage* m = gst_bus_pop_filtered(bus.get(), type)) {
-            GError* e = nullptr;
-            gchar* dbg = nullptr;
-            if (type == GST_MESSAGE_ERROR)
-                gst_message_parse_error(m, &e, &dbg);
-            else
-                gst_message_parse_warning(m, &e, &dbg);
-            all += std::string(e ? e->message : "") + " | " + (dbg ? dbg : "") + "\n";
-            g_clear_error(&e);
-            g_free(dbg);
-            gst_message_unref(m);
-        }
-        return all;
-    }
+    std::string messages(GstMessageType type) { return bus_messages_text(bus.get(), type); }
 
     std::string out_caps_string()
     {
