@@ -14,10 +14,7 @@
 
 #include <edgetensor/gl.hpp>
 
-#include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -221,24 +218,13 @@ std::vector<DrmFormat> tiled_drm_formats(const Settings& s)
     if (!dma_drm_negotiated() || s.compute != GST_TENSOR_CONVERT_COMPUTE_GL ||
         s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META)
         return {};
-    // Once per process (and replacement text): a caps query must not start and stop the GL
-    // thread, an EGL initialisation each time.
-    static std::mutex mu;
-    static std::map<std::string, std::vector<DrmFormat>> known;
-    const char* env = std::getenv("EDGETENSOR_GL_DMABUF_MODIFIERS");
-    const std::string key = env ? env : "";
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = known.find(key); it != known.end())
-        return it->second;
-    std::vector<DrmFormat> out;
     // No GL context: compute=gl fails at caps anyway; the answer stays linear.
-    if (auto ctx = GlContext::shared()) {
-        for (const GlDmaBufFormat& f : ctx->dma_buf_formats().formats)
-            for (uint64_t m : f.modifiers)
-                if (m != kDrmLinear)
-                    out.push_back({f.fourcc, m});
-    }
-    return known.emplace(key, std::move(out)).first->second;
+    std::vector<DrmFormat> out;
+    for (const GlDmaBufFormat& f : GlContext::shared_dma_buf_formats().formats)
+        for (uint64_t m : f.modifiers)
+            if (m != kDrmLinear)
+                out.push_back({f.fourcc, m});
+    return out;
 }
 
 gboolean accept_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,

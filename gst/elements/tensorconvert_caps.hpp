@@ -57,8 +57,8 @@ bool check_downstream(GstBaseTransform* self, const Settings& s, GstCaps* incaps
 
 /// The tiled or compressed drm-formats tensorconvert reads under `s` (GStreamer 1.24+): with
 /// compute=gl and output-mode=tensor, the non-linear modifiers the GL converter imports
-/// directly (GlContext::dma_buf_formats(), queried once per process and
-/// EDGETENSOR_GL_DMABUF_MODIFIERS value); none otherwise, or where no GL context starts.
+/// directly (GlContext::shared_dma_buf_formats(): the core keeps the answer, so a caps query
+/// starts no GL thread); none otherwise, or where no GL context starts.
 std::vector<DrmFormat> tiled_drm_formats(const Settings& s);
 
 /// The sink's accept_caps under `s`: the sink template's linear drm-formats plus

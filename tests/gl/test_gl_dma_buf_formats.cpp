@@ -225,5 +225,46 @@ TEST(GlDmaBufFormats, RealDisplayAndGlConverter)
     }
 }
 
+// The shared display's answer for callers holding no context (tensorconvert's caps queries):
+// the same as a context's, the replacement honoured, an invalid replacement falling back to the
+// driver's answer; and nothing listed, with the reason, where no context can be made.
+TEST(GlDmaBufFormats, SharedDisplaysAnswerWithoutAContext)
+{
+    test::ScopedEnv none("EDGETENSOR_GL_DMABUF_MODIFIERS", nullptr);
+    const GlDmaBufFormats first = GlContext::shared_dma_buf_formats();
+    auto probed = GlContext::probe();
+    if (!probed) {
+        EXPECT_TRUE(first.formats.empty());
+        EXPECT_FALSE(first.note.empty());
+        if (test::gl_required())
+            FAIL() << "EDGETENSOR_TEST_REQUIRE_GL=1 but no GL context: "
+                   << probed.error().message();
+        GTEST_SKIP() << "no GL context on this host: " << probed.error().message();
+    }
+    auto format_list = [](const GlDmaBufFormats& f) {
+        std::string list;
+        for (const GlDmaBufFormat& d : f.formats)
+            for (uint64_t m : d.modifiers)
+                list += drm_format_string(d.fourcc, m) + " ";
+        return list;
+    };
+    // Asked again with no context alive: the kept answer, equal to a context's own.
+    EXPECT_EQ(format_list(GlContext::shared_dma_buf_formats()), format_list(first));
+    {
+        ET_GL_CONTEXT_OR_SKIP(ctx);
+        EXPECT_EQ(format_list(ctx.dma_buf_formats()), format_list(first));
+    }
+    {
+        test::ScopedEnv env("EDGETENSOR_GL_DMABUF_MODIFIERS", "NV12:0x0,0x0100000000000001");
+        const GlDmaBufFormats replaced = GlContext::shared_dma_buf_formats();
+        EXPECT_TRUE(replaced.lists(kNv12, kXTiled)) << format_list(replaced);
+        EXPECT_EQ(format_list(replaced), "NV12 NV12:0x0100000000000001 ");
+    }
+    {
+        test::ScopedEnv env("EDGETENSOR_GL_DMABUF_MODIFIERS", "NV12:not-hex");
+        EXPECT_EQ(format_list(GlContext::shared_dma_buf_formats()), format_list(first));
+    }
+}
+
 } // namespace
 } // namespace edgetensor::detail::gl

@@ -138,6 +138,12 @@ public:
     /// Whether a context can be created on this host. Probed once per process (starting and
     /// stopping a context); the error is what create() would say.
     static Result<GlInfo> probe();
+    /// dma_buf_formats() of the shared context's display, for callers that ask often (a caps
+    /// query each) and hold no context: the first call per process starts the shared context
+    /// to ask, later ones answer without one. EDGETENSOR_GL_DMABUF_MODIFIERS replaces the answer
+    /// as for dma_buf_formats(). Where no context can be made (probe()): nothing listed, the
+    /// note says why.
+    static GlDmaBufFormats shared_dma_buf_formats();
 
     bool is_valid() const noexcept { return worker_ != nullptr; }
     /// Requires is_valid().

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // What the GL converter imports directly (dma_buf_formats.hpp), and the public functions that
-// use it: GlContext::dma_buf_formats() and gl_set_source_modifier().
+// use it: GlContext::dma_buf_formats(), GlContext::shared_dma_buf_formats() and
+// gl_set_source_modifier().
 
 #include "gl/dma_buf_formats.hpp"
 
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace edgetensor::detail::gl
 {
@@ -219,6 +221,43 @@ namespace edgetensor
 GlDmaBufFormats GlContext::dma_buf_formats() const
 {
     return detail::gl::dma_buf_formats_of(*worker_);
+}
+
+GlDmaBufFormats GlContext::shared_dma_buf_formats()
+{
+    // Probed once per process: a host without GL answers every later call without an EGL
+    // initialisation.
+    auto probed = probe();
+    if (!probed) {
+        GlDmaBufFormats none;
+        none.note = probed.error().message();
+        return none;
+    }
+    if (const char* e = std::getenv("EDGETENSOR_GL_DMABUF_MODIFIERS"); e && *e) {
+        if (auto parsed = detail::gl::parse_dma_buf_formats(e))
+            return std::move(*parsed);
+        // Not valid: the driver's answer below (dma_buf_formats_of() warns when it asks).
+    }
+    // The shared display's answer, kept here because the shared worker is not: it stops with
+    // its last handle, and a caller asking per caps query must not start a GL thread each time.
+    static std::mutex mu;
+    static std::optional<GlDmaBufFormats> known;
+    {
+        std::lock_guard lock(mu);
+        if (known)
+            return *known;
+    }
+    auto w = detail::gl::shared_worker();
+    if (!w) {
+        GlDmaBufFormats none;
+        none.note = w.error().message();
+        return none;
+    }
+    GlDmaBufFormats f = detail::gl::dma_buf_formats_of(**w);
+    std::lock_guard lock(mu);
+    if (!known)
+        known = std::move(f);
+    return *known;
 }
 
 Result<void> gl_set_source_modifier(Converter& conv, uint64_t modifier)

@@ -116,6 +116,13 @@ bool GlContext::owns(const TensorDyn&) const noexcept
     return false;
 }
 
+GlDmaBufFormats GlContext::shared_dma_buf_formats()
+{
+    GlDmaBufFormats none;
+    none.note = "built without the GL backend";
+    return none;
+}
+
 GlDmaBufFormats GlContext::dma_buf_formats() const
 {
     GlDmaBufFormats none;
