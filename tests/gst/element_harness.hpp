@@ -94,7 +94,8 @@ inline bool load_system_plugin(const char* name)
     GError* err = nullptr;
     GstPlugin* p = gst_plugin_load_file(file.c_str(), &err);
     if (!p) {
-        ADD_FAILURE() << "cannot load " << file << ": " << (err ? err->message : "?");
+        ADD_FAILURE() << "cannot load " << file << ": " << (err ? err->message : "?")
+                      << " (install gstreamer1.0-plugins-base and -good)";
         g_clear_error(&err);
         return false;
     }
