@@ -109,9 +109,15 @@ GstCaps* output_tensors_caps(const ModelCaps& m, const std::vector<Shape>& shape
                              int fps_d)
 {
     std::string types, dims;
+    // Appended piecewise: `"," + std::string` makes GCC 12 at -O3 report a -Wrestrict overlap
+    // that cannot happen (GCC bug 105329).
     for (size_t i = 0; i < m.outputs.size(); ++i) {
-        types += (i ? "," : "") + std::string(tensor_type_name(m.outputs[i].dtype));
-        dims += (i ? "," : "") + dimensions_string(shapes[i]);
+        if (i) {
+            types += ',';
+            dims += ',';
+        }
+        types += tensor_type_name(m.outputs[i].dtype);
+        dims += dimensions_string(shapes[i]);
     }
     GstStructure* s =
         gst_structure_new(kTensorsMediaType, "num_tensors", G_TYPE_INT, int(m.outputs.size()),

@@ -42,7 +42,11 @@ void hold_release(GstMemory* mem, const std::shared_ptr<ipc::FrameRelease>& rele
 
 Result<StreamLayoutPtr> read_sender_caps(const std::string& text, GstCaps* produced)
 {
-    const std::string quoted = "\"" + text.substr(0, 200) + "\"";
+    // Appended piecewise: `"\"" + std::string` makes GCC 12 at -O3 report a -Wrestrict
+    // overlap that cannot happen (GCC bug 105329).
+    std::string quoted = "\"";
+    quoted.append(text, 0, 200);
+    quoted += '"';
     MiniObjectPtr<GstCaps> caps(gst_caps_from_string(text.c_str()));
     if (!caps || gst_caps_get_size(caps.get()) != 1 || !gst_caps_is_fixed(caps.get()))
         return refuse("CAPS " + quoted + " are not fixed caps");

@@ -167,9 +167,14 @@ GlDmaBufFormats dma_buf_formats_of(Worker& w)
     });
     GlDmaBufFormats f = r ? std::move(*r) : GlDmaBufFormats{};
     std::string list;
+    // Appended piecewise: `"" + std::string` makes GCC 12 at -O3 report a -Wrestrict overlap
+    // that cannot happen (GCC bug 105329), as in fault.cpp.
     for (const GlDmaBufFormat& d : f.formats)
-        for (uint64_t m : d.modifiers)
-            list += (list.empty() ? "" : " ") + drm_format_string(d.fourcc, m);
+        for (uint64_t m : d.modifiers) {
+            if (!list.empty())
+                list += ' ';
+            list += drm_format_string(d.fourcc, m);
+        }
     ET_LOG_INFO(kCat, "DMA-BUF formats imported directly on %s: %s%s%s", info.renderer.c_str(),
                 list.empty() ? "none" : list.c_str(), f.note.empty() ? "" : "; ", f.note.c_str());
     std::lock_guard lock(mu);
