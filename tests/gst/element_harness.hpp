@@ -19,6 +19,21 @@
 namespace edgetensor::test
 {
 
+/// Owns a GstHarness made some other way (gst_harness_new() and friends).
+struct HarnessPtr {
+    GstHarness* h = nullptr;
+    explicit HarnessPtr(GstHarness* harness) : h(harness) {}
+    ~HarnessPtr()
+    {
+        if (h)
+            gst_harness_teardown(h);
+    }
+    HarnessPtr(const HarnessPtr&) = delete;
+    HarnessPtr& operator=(const HarnessPtr&) = delete;
+    GstHarness* operator->() const { return h; }
+    GstHarness* get() const { return h; }
+};
+
 struct ElementHarness {
     GstHarness* h = nullptr;
     GstElement* element = nullptr;

@@ -64,6 +64,15 @@ inline std::string bus_messages_text(GstBus* bus, GstMessageType type)
     return out;
 }
 
+/// Every byte of `b`, its memories in order (extracted: a buffer of several memories is not
+/// merged).
+inline std::vector<uint8_t> buffer_bytes(GstBuffer* b)
+{
+    std::vector<uint8_t> out(gst_buffer_get_size(b));
+    out.resize(gst_buffer_extract(b, 0, out.data(), out.size()));
+    return out;
+}
+
 inline CapsPtr caps_from(const std::string& s)
 {
     return CapsPtr(gst_caps_from_string(s.c_str()));

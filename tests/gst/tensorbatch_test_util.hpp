@@ -130,16 +130,6 @@ inline std::vector<uint8_t> engine_bytes(const std::string& caps_str, GstBuffer*
     return out;
 }
 
-inline std::vector<uint8_t> buffer_bytes(GstBuffer* b)
-{
-    GstMapInfo map;
-    if (!gst_buffer_map(b, &map, GST_MAP_READ))
-        return {};
-    std::vector<uint8_t> v(map.data, map.data + map.size);
-    gst_buffer_unmap(b, &map);
-    return v;
-}
-
 /// The bounding box of the bright pixels (first channel > 127) of a `w` x `h` uint8 HWC picture
 /// of `channels` channels starting at `data`; w = h = 0 when there are none.
 inline Box bright_box(const uint8_t* data, int w, int h, int channels)

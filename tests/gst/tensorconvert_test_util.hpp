@@ -81,16 +81,6 @@ inline BufferPtr make_frame(const std::string& caps_str, guint seed = 0, gint st
     return buf;
 }
 
-inline std::vector<uint8_t> bytes_of(GstBuffer* b)
-{
-    GstMapInfo map;
-    if (!gst_buffer_map(b, &map, GST_MAP_READ))
-        return {};
-    std::vector<uint8_t> v(map.data, map.data + map.size);
-    gst_buffer_unmap(b, &map);
-    return v;
-}
-
 inline guint get_uint(GstElement* e, const char* prop)
 {
     guint v = 0;

@@ -79,13 +79,6 @@ BufferPtr nv12_frame(GstAllocator* alloc, int stride = 128)
     return BufferPtr(b);
 }
 
-std::vector<uint8_t> bytes_of(GstBuffer* b)
-{
-    std::vector<uint8_t> out(gst_buffer_get_size(b));
-    gst_buffer_extract(b, 0, out.data(), out.size());
-    return out;
-}
-
 // tensorconvert's output for one frame under `caps`.
 std::vector<uint8_t> convert_once(const char* caps, GstBuffer* frame)
 {
@@ -94,7 +87,7 @@ std::vector<uint8_t> convert_once(const char* caps, GstBuffer* frame)
     EXPECT_EQ(gst_harness_push(h.get(), gst_buffer_ref(frame)), GST_FLOW_OK);
     BufferPtr out(gst_harness_pull(h.get()));
     EXPECT_TRUE(out);
-    return out ? bytes_of(out.get()) : std::vector<uint8_t>();
+    return out ? buffer_bytes(out.get()) : std::vector<uint8_t>();
 }
 
 TEST(DmaDrm, DrmFormatNamesAsGStreamerSpellsThem)

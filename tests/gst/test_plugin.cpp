@@ -3,6 +3,7 @@
 // The "edgetensor" plugin: registration, generic state cycling of every element, and
 // tensortestsrc through GstHarness.
 
+#include "element_harness.hpp"
 #include "fd_count.hpp"
 #include "gst_test_util.hpp"
 
@@ -22,20 +23,6 @@ namespace
 {
 
 using namespace std::chrono_literals;
-
-struct HarnessPtr {
-    GstHarness* h = nullptr;
-    explicit HarnessPtr(GstHarness* harness) : h(harness) {}
-    ~HarnessPtr()
-    {
-        if (h)
-            gst_harness_teardown(h);
-    }
-    HarnessPtr(const HarnessPtr&) = delete;
-    HarnessPtr& operator=(const HarnessPtr&) = delete;
-    GstHarness* operator->() const { return h; }
-    GstHarness* get() const { return h; }
-};
 
 std::vector<std::string> plugin_elements()
 {

@@ -296,7 +296,7 @@ TEST_P(TensorConvertPixels, OutputEqualsTheEngineForTheSameFrame)
             << t.messages(GST_MESSAGE_ERROR);
         BufferPtr out(gst_harness_try_pull(t.get()));
         ASSERT_TRUE(out);
-        const std::vector<uint8_t> got = bytes_of(out.get());
+        const std::vector<uint8_t> got = buffer_bytes(out.get());
         ASSERT_EQ(got.size(), expected.size());
         EXPECT_TRUE(got == expected) << "frame " << seed << " differs from the engine";
     }

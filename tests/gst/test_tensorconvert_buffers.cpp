@@ -34,20 +34,6 @@ namespace edgetensor::test
 namespace
 {
 
-struct HarnessPtr {
-    GstHarness* h = nullptr;
-    explicit HarnessPtr(GstHarness* harness) : h(harness) {}
-    ~HarnessPtr()
-    {
-        if (h)
-            gst_harness_teardown(h);
-    }
-    HarnessPtr(const HarnessPtr&) = delete;
-    HarnessPtr& operator=(const HarnessPtr&) = delete;
-    GstHarness* operator->() const { return h; }
-    GstHarness* get() const { return h; }
-};
-
 std::string get_string(GstElement* e, const char* prop)
 {
     gchar* v = nullptr;
@@ -121,7 +107,7 @@ TEST(TensorConvert, StridedInputThroughVideoMetaGivesTheSameTensorAsATightOne)
     ASSERT_EQ(gst_harness_push(t.get(), strided.release()), GST_FLOW_OK);
     BufferPtr b(gst_harness_try_pull(t.get()));
     ASSERT_TRUE(a && b);
-    EXPECT_TRUE(bytes_of(a.get()) == bytes_of(b.get()));
+    EXPECT_TRUE(buffer_bytes(a.get()) == buffer_bytes(b.get()));
 }
 
 TEST(TensorConvert, PoolMemoryInputGivesTheSameTensorAsSystemMemory)
@@ -160,7 +146,7 @@ TEST(TensorConvert, PoolMemoryInputGivesTheSameTensorAsSystemMemory)
         << t.messages(GST_MESSAGE_ERROR);
     BufferPtr b(gst_harness_try_pull(t.get()));
     ASSERT_TRUE(a && b);
-    EXPECT_TRUE(bytes_of(a.get()) == bytes_of(b.get()));
+    EXPECT_TRUE(buffer_bytes(a.get()) == buffer_bytes(b.get()));
 
     // The output describes its own tensor only: the input's memory metas are not carried over.
     guint n_meta = 0;
@@ -203,7 +189,7 @@ TEST_P(TensorConvertImported, RewrappedMemfdInputHitsTheImportCacheAndGivesTheSa
             ASSERT_EQ(gst_harness_push(ref.get(), gst_buffer_ref(sys.back().get())), GST_FLOW_OK);
             BufferPtr out(gst_harness_try_pull(ref.get()));
             ASSERT_TRUE(out);
-            expected.push_back(bytes_of(out.get()));
+            expected.push_back(buffer_bytes(out.get()));
         }
         EXPECT_EQ(uint64_property(ref.element, "cache-misses"), 0u)
             << "system memory is not imported";
@@ -213,7 +199,7 @@ TEST_P(TensorConvertImported, RewrappedMemfdInputHitsTheImportCacheAndGivesTheSa
     for (int i = 0; i < kBuffers; ++i) {
         UniqueFd fd(memfd_create("tensorconvert-test", MFD_CLOEXEC));
         ASSERT_TRUE(fd);
-        const std::vector<uint8_t> pixels = bytes_of(sys[size_t(i)].get());
+        const std::vector<uint8_t> pixels = buffer_bytes(sys[size_t(i)].get());
         ASSERT_EQ(pixels.size(), kSize);
         ASSERT_EQ(pwrite(fd.get(), pixels.data(), pixels.size(), 0), ssize_t(kSize));
         memfds.push_back(std::move(fd));
@@ -242,7 +228,7 @@ TEST_P(TensorConvertImported, RewrappedMemfdInputHitsTheImportCacheAndGivesTheSa
                     << t.messages(GST_MESSAGE_ERROR);
                 BufferPtr out(gst_harness_try_pull(t.get()));
                 ASSERT_TRUE(out);
-                EXPECT_TRUE(bytes_of(out.get()) == expected[size_t(i)])
+                EXPECT_TRUE(buffer_bytes(out.get()) == expected[size_t(i)])
                     << "round " << round << " buffer " << i;
             }
         }
@@ -292,7 +278,7 @@ TEST(TensorConvert, DmaBufInputAndOutputGiveTheSameTensorAsSystemMemory)
         << t.messages(GST_MESSAGE_ERROR);
     BufferPtr b(gst_harness_try_pull(t.get()));
     ASSERT_TRUE(a && b);
-    EXPECT_TRUE(bytes_of(a.get()) == bytes_of(b.get()));
+    EXPECT_TRUE(buffer_bytes(a.get()) == buffer_bytes(b.get()));
     // With a provider the output pool is DMA-BUF too, and the meta says so.
     EXPECT_TRUE(gst_is_dmabuf_memory(gst_buffer_peek_memory(b.get(), 0)));
     GstEdgeTensorMeta* m = gst_buffer_get_edge_tensor_meta(b.get());
@@ -427,7 +413,7 @@ TEST(TensorConvert, OutputBuffersOutliveTheElement)
         kept.reset(gst_harness_try_pull(t.get()));
         ASSERT_TRUE(kept);
     }
-    const auto v = bytes_of(kept.get());
+    const auto v = buffer_bytes(kept.get());
     EXPECT_EQ(v.size(), 16u * 16u * 3u);
     EXPECT_TRUE(gst_buffer_get_edge_tensor_meta(kept.get()));
 }

@@ -106,13 +106,6 @@ guint64 dropped(GstElement* e)
     return v;
 }
 
-std::vector<guint8> bytes_of(GstBuffer* b)
-{
-    std::vector<guint8> v(gst_buffer_get_size(b));
-    gst_buffer_extract(b, 0, v.data(), v.size());
-    return v;
-}
-
 struct Convert : ElementHarness {
     explicit Convert(const std::string& props = "") : ElementHarness("tensorconvert " + props)
     {
@@ -124,7 +117,7 @@ struct Convert : ElementHarness {
         EXPECT_EQ(gst_harness_push(h, in.release()), GST_FLOW_OK) << messages(GST_MESSAGE_ERROR);
         BufferPtr out(gst_harness_try_pull(h));
         EXPECT_TRUE(out) << "no output";
-        return out ? bytes_of(out.get()) : std::vector<guint8>();
+        return out ? buffer_bytes(out.get()) : std::vector<guint8>();
     }
 };
 
