@@ -54,6 +54,28 @@ std::string direct_off_everywhere(const GlInfo& info, const char* env_direct)
     return {};
 }
 
+// What each display imports, asked once per display and process (dma_buf_formats_of()).
+std::mutex g_formats_mu;
+std::map<std::string, GlDmaBufFormats>& formats_by_display()
+{
+    static std::map<std::string, GlDmaBufFormats> by_display;
+    return by_display;
+}
+
+std::string display_key(const GlInfo& info)
+{
+    return info.platform + "|" + info.device + "|" + info.renderer;
+}
+
+std::optional<GlDmaBufFormats> cached_formats(const GlInfo& info)
+{
+    std::lock_guard lock(g_formats_mu);
+    const auto& by_display = formats_by_display();
+    if (auto it = by_display.find(display_key(info)); it != by_display.end())
+        return it->second;
+    return std::nullopt;
+}
+
 std::string_view trim(std::string_view s)
 {
     while (!s.empty() && s.front() == ' ')
@@ -152,15 +174,9 @@ GlDmaBufFormats dma_buf_formats_of(Worker& w)
             return std::move(*parsed);
         ET_LOG_WARNING(kCat, "%s; asking the driver instead", parsed.error().message().c_str());
     }
-    static std::mutex mu;
-    static std::map<std::string, GlDmaBufFormats> cache; // by display
     const GlInfo& info = w.info();
-    const std::string key = info.platform + "|" + info.device + "|" + info.renderer;
-    {
-        std::lock_guard lock(mu);
-        if (auto it = cache.find(key); it != cache.end())
-            return it->second;
-    }
+    if (auto known = cached_formats(info))
+        return std::move(*known);
     auto r = w.call<GlDmaBufFormats>([&]() -> Result<GlDmaBufFormats> {
         return importable_dma_buf_formats(info, std::getenv("EDGETENSOR_GL_DIRECT"),
                                           [&](uint32_t fc) { return query_dma_buf_format(w, fc); });
@@ -177,8 +193,8 @@ GlDmaBufFormats dma_buf_formats_of(Worker& w)
         }
     ET_LOG_INFO(kCat, "DMA-BUF formats imported directly on %s: %s%s%s", info.renderer.c_str(),
                 list.empty() ? "none" : list.c_str(), f.note.empty() ? "" : "; ", f.note.c_str());
-    std::lock_guard lock(mu);
-    return cache.emplace(key, std::move(f)).first->second;
+    std::lock_guard lock(g_formats_mu);
+    return formats_by_display().emplace(display_key(info), std::move(f)).first->second;
 }
 
 Result<void> ConverterHook::set_source_modifier(Converter& conv, uint64_t modifier)
@@ -243,26 +259,18 @@ GlDmaBufFormats GlContext::shared_dma_buf_formats()
             return std::move(*parsed);
         // Not valid: the driver's answer below (dma_buf_formats_of() warns when it asks).
     }
-    // The shared display's answer, kept here because the shared worker is not: it stops with
-    // its last handle, and a caller asking per caps query must not start a GL thread each time.
-    static std::mutex mu;
-    static std::optional<GlDmaBufFormats> known;
-    {
-        std::lock_guard lock(mu);
-        if (known)
-            return *known;
-    }
+    // The shared worker stops with its last handle, but probe() names its display, whose answer
+    // dma_buf_formats_of() keeps once asked: a caller asking per caps query starts a GL thread
+    // only the first time.
+    if (auto known = detail::gl::cached_formats(*probed))
+        return std::move(*known);
     auto w = detail::gl::shared_worker();
     if (!w) {
         GlDmaBufFormats none;
         none.note = w.error().message();
         return none;
     }
-    GlDmaBufFormats f = detail::gl::dma_buf_formats_of(**w);
-    std::lock_guard lock(mu);
-    if (!known)
-        known = std::move(f);
-    return *known;
+    return detail::gl::dma_buf_formats_of(**w);
 }
 
 Result<void> gl_set_source_modifier(Converter& conv, uint64_t modifier)
