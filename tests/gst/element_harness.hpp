@@ -153,16 +153,7 @@ inline PipelineRun run_pipeline(GstElement* pipeline, GstClockTime timeout = 30 
             gst_message_unref(m);
             break;
         }
-        GError* e = nullptr;
-        gchar* dbg = nullptr;
-        if (type == GST_MESSAGE_ERROR)
-            gst_message_parse_error(m, &e, &dbg);
-        else
-            gst_message_parse_warning(m, &e, &dbg);
-        (type == GST_MESSAGE_ERROR ? r.errors : r.warnings) +=
-            std::string(e ? e->message : "") + " | " + (dbg ? dbg : "") + "\n";
-        g_clear_error(&e);
-        g_free(dbg);
+        (type == GST_MESSAGE_ERROR ? r.errors : r.warnings) += bus_message_text(m) + "\n";
         gst_message_unref(m);
         if (type == GST_MESSAGE_ERROR)
             break;
