@@ -21,6 +21,10 @@
  * fd, so a remote buffer keeps one BufferIdentity (and one import) across frames although it
  * arrives as a new fd every time, and carries a #GstEdgeTensorMeta describing it. When
  * downstream drops the last memory of a frame, the frame is released back to the sender.
+ * When the stream ends here while the pipeline stays up (#GstBaseSrc:num-buffers reached,
+ * downstream at EOS, an EOS sent to the element), the sender is told that this receiver reads
+ * no more: it sends it nothing further and a sender with block=true is not held back by it,
+ * while the frames already taken stay valid until downstream drops them.
  *
  * Nothing the sender sends is trusted: a message of the wrong version, truncated, oversized,
  * with the wrong fd count, an fd that is neither a DMA-BUF nor a sealed memfd, or shapes and
@@ -537,6 +541,16 @@ gboolean gst_tensor_ipc_src_negotiate(GstBaseSrc* src)
     return gst_base_src_set_caps(src, caps.get());
 }
 
+// EOS leaving the element, whatever ended the stream here (num-buffers, downstream's EOS, an
+// EOS sent to the element, an error): the sink hears that this receiver reads no more, so
+// one that blocks is not held back by it and the frames it will never read are let go.
+GstPadProbeReturn on_eos_leaving(GstPad*, GstPadProbeInfo* info, gpointer self)
+{
+    if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_EOS)
+        state_of(self).receiver.finish();
+    return GST_PAD_PROBE_OK;
+}
+
 GstFlowReturn gst_tensor_ipc_src_create(GstPushSrc* psrc, GstBuffer** out)
 {
     *out = nullptr;
@@ -586,6 +600,8 @@ static void gst_tensor_ipc_src_class_init(GstTensorIpcSrcClass* klass)
 static void gst_tensor_ipc_src_init(GstTensorIpcSrc* self)
 {
     self->state = new State(self);
+    gst_pad_add_probe(GST_BASE_SRC_PAD(self), GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, on_eos_leaving,
+                      self, nullptr);
     gst_base_src_set_format(GST_BASE_SRC(self), GST_FORMAT_TIME);
     gst_base_src_set_live(GST_BASE_SRC(self), DEFAULT_IS_LIVE);
 }

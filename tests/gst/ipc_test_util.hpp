@@ -51,6 +51,40 @@ inline void load_system_plugins()
     }
 }
 
+/// An unsigned property of an element (the sinks' counters).
+inline guint64 u64_property(GstElement* e, const char* name)
+{
+    guint64 v = 0;
+    g_object_get(e, name, &v, nullptr);
+    return v;
+}
+
+inline guint uint_property(GstElement* e, const char* name)
+{
+    guint v = 0;
+    g_object_get(e, name, &v, nullptr);
+    return v;
+}
+
+/// Every byte of frame n holds n % 256 (tensortestsrc pattern=frame-counter).
+inline ::testing::AssertionResult frame_counter_content(GstBuffer* buf)
+{
+    GstMapInfo map;
+    if (!gst_buffer_map(buf, &map, GST_MAP_READ))
+        return ::testing::AssertionFailure() << "cannot map";
+    const guint8 want = guint8(GST_BUFFER_OFFSET(buf));
+    gsize bad = map.size;
+    for (gsize i = 0; i < map.size && bad == map.size; ++i)
+        if (map.data[i] != want)
+            bad = i;
+    const gsize size = map.size;
+    gst_buffer_unmap(buf, &map);
+    if (bad != size)
+        return ::testing::AssertionFailure()
+               << "frame " << GST_BUFFER_OFFSET(buf) << " differs at byte " << bad;
+    return ::testing::AssertionSuccess();
+}
+
 /// A pipeline from a launch string, set to NULL and freed on destruction.
 class Pipeline
 {

@@ -56,39 +56,6 @@ MiniObjectPtr<GstSample> pull(const Pipeline& p, std::chrono::milliseconds timeo
         GST_APP_SINK(p.by_name("out")), GstClockTime(timeout.count()) * GST_MSECOND));
 }
 
-// Every byte of frame n holds n % 256 (tensortestsrc pattern=frame-counter).
-::testing::AssertionResult frame_counter_content(GstBuffer* buf)
-{
-    GstMapInfo map;
-    if (!gst_buffer_map(buf, &map, GST_MAP_READ))
-        return ::testing::AssertionFailure() << "cannot map";
-    const guint8 want = guint8(GST_BUFFER_OFFSET(buf));
-    gsize bad = map.size;
-    for (gsize i = 0; i < map.size && bad == map.size; ++i)
-        if (map.data[i] != want)
-            bad = i;
-    const gsize size = map.size;
-    gst_buffer_unmap(buf, &map);
-    if (bad != size)
-        return ::testing::AssertionFailure()
-               << "frame " << GST_BUFFER_OFFSET(buf) << " differs at byte " << bad;
-    return ::testing::AssertionSuccess();
-}
-
-guint64 u64_property(GstElement* e, const char* name)
-{
-    guint64 v = 0;
-    g_object_get(e, name, &v, nullptr);
-    return v;
-}
-
-guint uint_property(GstElement* e, const char* name)
-{
-    guint v = 0;
-    g_object_get(e, name, &v, nullptr);
-    return v;
-}
-
 TEST_F(GstIpc, FramesArriveWithContentTimestampsAndOneIdentityPerRemoteBuffer)
 {
     const auto before = open_fds();

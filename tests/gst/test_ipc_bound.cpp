@@ -3,7 +3,9 @@
 // tensoripcsink's bound in bytes on what receivers pin (max-held-bytes): a stalled receiver
 // gets what the bound allows and the rest is dropped with one warning that names the property;
 // with block=true every frame arrives and the bytes held never pass the bound; a frame larger
-// than the bound on its own is an error naming it.
+// than the bound on its own is an error naming it. And a receiver that ended (num-buffers, an
+// EOS sent to it) while its pipeline stays up holds no blocking sender back, yet the frames it
+// still holds are not reused under it.
 
 #include "fd_count.hpp"
 #include "ipc_test_util.hpp"
@@ -25,20 +27,6 @@ protected:
 // 64x32 NV12: 3,072 bytes a frame (the pool's memories may be a little larger).
 constexpr const char* kSmallNv12 = "video/x-raw,format=NV12,width=64,height=32,framerate=30/1";
 constexpr guint64 kBound = 10000; // two or three frames, never four
-
-guint64 u64_property(GstElement* e, const char* name)
-{
-    guint64 v = 0;
-    g_object_get(e, name, &v, nullptr);
-    return v;
-}
-
-guint uint_property(GstElement* e, const char* name)
-{
-    guint v = 0;
-    g_object_get(e, name, &v, nullptr);
-    return v;
-}
 
 // The sender's end of stream (or error, or warning) and, on the way, its EOS stats message's
 // peak-held-bytes (G_MAXUINT64 when none came).
@@ -161,6 +149,82 @@ TEST_F(GstIpcBound, AFrameLargerThanTheBoundIsAnErrorNamingIt_Negative)
     const std::string text = message_text(m.get());
     EXPECT_NE(text.find("max-held-bytes"), std::string::npos) << text;
     EXPECT_NE(text.find("1000"), std::string::npos) << text;
+}
+
+// A receiver that ended while its pipeline stays PLAYING: the sender, blocking, goes on with the
+// other receiver (before DONE it waited for the ended one forever), and the frames the ended
+// one still holds keep their content until it lets them go.
+void expect_an_ended_receiver_holds_nobody_back(const std::string& ended_extra, bool send_eos)
+{
+    const auto before = open_fds();
+    {
+        SocketDir dir;
+        Pipeline ended("tensoripcsrc name=src socket-path=" + dir.path() + " " + ended_extra +
+                       " ! appsink name=out sync=false max-buffers=8 enable-last-sample=false");
+        Pipeline other("tensoripcsrc socket-path=" + dir.path() +
+                       " ! appsink name=out sync=false max-buffers=2 enable-last-sample=false");
+        Pipeline tx("tensortestsrc num-buffers=60 pattern=frame-counter min-buffers=4 "
+                    "max-buffers=4 ! " +
+                    std::string(kSmallNv12) +
+                    " ! tensoripcsink name=sink block=true sync=false max-pending=2 socket-path=" +
+                    dir.path());
+        ASSERT_NE(ended.play(), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(other.play(), GST_STATE_CHANGE_FAILURE);
+        GstElement* sink = tx.by_name("sink");
+        ASSERT_NE(gst_element_set_state(tx.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+        ASSERT_TRUE(eventually([&] { return uint_property(sink, "clients") == 2; }, 5s));
+        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+
+        GstAppSink* ended_out = GST_APP_SINK(ended.by_name("out"));
+        GstAppSink* other_out = GST_APP_SINK(other.by_name("out"));
+        // The ended receiver takes two frames (max-pending) and keeps them.
+        ASSERT_TRUE(eventually([&] { return uint_property(sink, "held") >= 2; }, 5s));
+        if (send_eos) {
+            ASSERT_TRUE(gst_element_send_event(ended.by_name("src"), gst_event_new_eos()));
+        }
+        // (Its appsink posts EOS only once its buffers are pulled, below.)
+
+        for (guint64 n = 0; n < 60; ++n) {
+            MiniObjectPtr<GstSample> s(gst_app_sink_try_pull_sample(other_out, 5 * GST_SECOND));
+            ASSERT_TRUE(s) << "frame " << n << ": the sender waits for the ended receiver";
+            EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(s.get())), n);
+            EXPECT_TRUE(frame_counter_content(gst_sample_get_buffer(s.get())));
+        }
+        auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+        ASSERT_TRUE(end.message);
+        EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
+            << message_text(end.message.get());
+        EXPECT_EQ(u64_property(sink, "dropped"), 0u);
+        EXPECT_EQ(uint_property(sink, "clients"), 2u) << "the ended receiver is still connected";
+
+        // What it read is still its own: frames 0 and 1 as they were sent, though the sender's
+        // pool of 4 buffers went round 15 times since.
+        guint64 kept = 0;
+        while (MiniObjectPtr<GstSample> s{gst_app_sink_try_pull_sample(ended_out, 0)}) {
+            GstBuffer* b = gst_sample_get_buffer(s.get());
+            EXPECT_EQ(GST_BUFFER_OFFSET(b), kept);
+            EXPECT_TRUE(frame_counter_content(b));
+            ++kept;
+        }
+        EXPECT_EQ(kept, 2u);
+        auto eos = ended.wait(GST_MESSAGE_EOS, 5s);
+        EXPECT_TRUE(eos) << "the ended receiver's pipeline reached EOS";
+        // Each appsink keeps its preroll sample until it stops; then nothing is held.
+        ended.stop();
+        other.stop();
+        EXPECT_TRUE(eventually([&] { return uint_property(sink, "held") == 0; }, 2s));
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
+TEST_F(GstIpcBound, AReceiverPastItsNumBuffersHoldsNoBlockingSenderBack)
+{
+    expect_an_ended_receiver_holds_nobody_back("num-buffers=2", false);
+}
+
+TEST_F(GstIpcBound, AReceiverSentEosHoldsNoBlockingSenderBack)
+{
+    expect_an_ended_receiver_holds_nobody_back("", true);
 }
 
 } // namespace

@@ -423,6 +423,109 @@ TEST_F(IpcReceiverTest, AFrameHeldPastStopReleasesIntoNothing)
     EXPECT_TRUE(rec->eof);
 }
 
+// finish(): DONE names the last frame read (frames sent after it wait unread in the socket),
+// frames still held release afterwards, and next() reports EOS without reading on.
+TEST_F(IpcReceiverTest, FinishSaysDoneAfterTheLastFrameReadAndReadsNoMore)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) {
+        greet(c.get());
+        UniqueFd mem = sealed_memfd(kFrameBytes);
+        send_frame(c.get(), head_for(1), mem.get());
+        send_frame(c.get(), head_for(2), mem.get());
+    });
+    expect_caps();
+    Event f = receiver.next(config());
+    ASSERT_EQ(f.kind, Event::Kind::Frame) << f.why;
+    sink.join();
+    receiver.finish();
+    receiver.finish(); // once is what counts
+    const Message done = next_message(sink.client());
+    ASSERT_EQ(done.type, MsgType::Done);
+    EXPECT_EQ(done.done.last_seq, 1u) << "frame 2 was never read";
+    EXPECT_TRUE(sink.nothing_pending()) << "one DONE";
+    EXPECT_TRUE(log.has("no more frames after frame 1"));
+
+    EXPECT_EQ(receiver.next(config()).kind, Event::Kind::Eos);
+    EXPECT_EQ(receiver.next(config()).kind, Event::Kind::Eos) << "until stop()";
+    f = Event{};
+    const Message rel = next_message(sink.client());
+    ASSERT_EQ(rel.type, MsgType::Release) << "a frame read before DONE still releases";
+    EXPECT_EQ(rel.releases, std::vector<uint64_t>{1});
+}
+
+// Before any frame, DONE says 0; after the sender's EOS nothing is sent (it is ending); a
+// session started after finish() reads again.
+TEST_F(IpcReceiverTest, FinishBeforeAnyFrameSaysZeroAndAfterTheSendersEosSaysNothing)
+{
+    {
+        FakeSink sink(path);
+        sink.serve([](UniqueFd& c) { greet(c.get()); });
+        expect_caps();
+        sink.join();
+        receiver.finish();
+        const Message done = next_message(sink.client());
+        ASSERT_EQ(done.type, MsgType::Done);
+        EXPECT_EQ(done.done.last_seq, 0u);
+        receiver.stop();
+    }
+    ASSERT_TRUE(receiver.start());
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) {
+        greet(c.get());
+        send(c.get(), encode_eos());
+    });
+    expect_caps();
+    EXPECT_EQ(receiver.next(config()).kind, Event::Kind::Eos);
+    sink.join();
+    receiver.finish();
+    EXPECT_TRUE(sink.nothing_pending());
+}
+
+// Against the real server: a receiver that finished no longer holds back a blocking sender,
+// and the second receiver still gets every frame.
+TEST_F(IpcReceiverTest, AFinishedReceiverDoesNotHoldBackABlockingSink)
+{
+    QuietServerObserver observer;
+    Server server(observer);
+    ServerConfig sc;
+    sc.path = path;
+    sc.max_pending = 1;
+    StartError err{StartStep::Listen, Error(ErrorCode::Io, "")};
+    ASSERT_TRUE(server.start(sc, &err)) << err.error.message();
+    server.set_caps(kCaps);
+    Receiver other(log);
+    ASSERT_TRUE(other.start());
+    expect_caps();
+    Event oc = other.next(config());
+    ASSERT_EQ(oc.kind, Event::Kind::Caps);
+    other.accept_caps(oc.caps_seq);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 2u; }));
+
+    UniqueFd mem = sealed_memfd(kFrameBytes);
+    const MemoryRecord rec = flat_record(kFrameBytes);
+    const int fds[] = {mem.get()};
+    ASSERT_TRUE(server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), true, true));
+    Event held = receiver.next(config()); // kept: this receiver holds max-pending frames
+    ASSERT_EQ(held.kind, Event::Kind::Frame) << held.why;
+    receiver.finish();
+    EXPECT_TRUE(eventually([&] { return server.held() == 1u; }));
+    for (int i = 0; i < 5; ++i) {
+        Event o = other.next(config());
+        ASSERT_EQ(o.kind, Event::Kind::Frame) << o.why;
+        o = Event{}; // released
+        // Would wait forever for `receiver` without its DONE.
+        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), true, true);
+        ASSERT_TRUE(r) << r.error().message();
+    }
+    EXPECT_EQ(server.sent(), 7u) << "1 frame to the finished receiver, 6 to the other";
+    EXPECT_EQ(server.dropped(), 0u);
+    held = Event{};
+    EXPECT_TRUE(eventually([&] { return server.held() == 1u; })) << "the last frame, unread";
+    other.stop();
+    server.stop();
+}
+
 TEST_F(IpcReceiverTest, WaitsForASinkToAppear)
 {
     QuietServerObserver observer;

@@ -70,6 +70,12 @@ public:
         uint64_t frame_bytes, held_bytes, bound;
         bool dropped, first;
     };
+    bool logged(const std::string& part)
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        return std::any_of(lines.begin(), lines.end(),
+                           [&](const std::string& l) { return l.find(part) != std::string::npos; });
+    }
     std::vector<BoundReport> reports()
     {
         std::lock_guard<std::mutex> lock(mu);
@@ -316,6 +322,65 @@ void release(int fd, std::span<const uint64_t> seqs)
     auto r = encode_release(seqs);
     ASSERT_TRUE(r);
     ASSERT_TRUE(send_record(fd, *r));
+}
+
+// DONE: the frames after the last one read are let go at once, the ones read stay held until
+// released; the receiver gets no more frames, is not waited for, and is no connection to wait
+// for either.
+TEST_F(IpcServerTest, DoneLetsGoOfUnreadFramesAndTheReceiverNoLongerCounts)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 2;
+    ASSERT_TRUE(started(server, config));
+    server.set_caps("video/x-raw, format=(string)NV12");
+    auto rx = connect_to(path);
+    ASSERT_TRUE(rx);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
+    UniqueFd mem = sealed_memfd(4096);
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {mem.get()};
+    std::atomic<int> drops{0};
+    for (int i = 0; i < 2; ++i)
+        ASSERT_TRUE(server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
+                                      Keepalive(&drops, count_drop), false, true));
+    EXPECT_EQ(server.held(), 2u);
+    ASSERT_EQ(next_message(rx->get()).type, MsgType::Hello);
+    ASSERT_EQ(next_message(rx->get()).type, MsgType::Caps);
+    const Message first = next_message(rx->get());
+    ASSERT_EQ(first.type, MsgType::Frame);
+    ASSERT_TRUE(send_record(rx->get(), encode_done({first.frame.head.seq})));
+    EXPECT_TRUE(eventually([&] { return drops.load() == 1; })) << "the unread frame let go";
+    EXPECT_EQ(server.held(), 1u);
+    EXPECT_TRUE(observer.logged("takes no more frames"));
+
+    // It holds max-pending frames no more, yet block does not wait for it, and it gets nothing.
+    auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(&drops, count_drop),
+                               false, true);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(*r, SendOutcome::Done);
+    EXPECT_EQ(drops.load(), 2) << "nobody took the frame";
+    EXPECT_EQ(server.sent(), 2u);
+    EXPECT_EQ(server.dropped(), 0u) << "not a drop: it asked for nothing";
+    // Nor does a sender waiting for a connection take it for one.
+    std::thread unlocker([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        server.unlock();
+    });
+    r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), true, true);
+    unlocker.join();
+    server.unlock_stop();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(*r, SendOutcome::Flushing) << "waited for a receiver that takes frames";
+    EXPECT_EQ(drain_frames(rx->get()), std::vector<uint64_t>{first.frame.head.seq + 1})
+        << "only the unread frame sent before DONE";
+
+    // What it read releases as before; a second DONE changes nothing.
+    release(rx->get(), std::span(&first.frame.head.seq, 1));
+    ASSERT_TRUE(send_record(rx->get(), encode_done({0})));
+    EXPECT_TRUE(eventually([&] { return server.held() == 0u; }));
+    EXPECT_EQ(server.clients(), 1u) << "still connected";
+    rx->reset();
+    EXPECT_TRUE(eventually([&] { return server.clients() == 0u; }));
 }
 
 // Two receivers with room for 8 frames each could pin 16 frames of 4 KiB; the byte bound lets

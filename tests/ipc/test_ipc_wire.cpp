@@ -83,6 +83,11 @@ TEST(IpcWire, EveryMessageRoundTrips)
     ASSERT_TRUE(e);
     EXPECT_EQ(e->type, MsgType::Eos);
 
+    auto d = parse(encode_done({42}), {}, false);
+    ASSERT_TRUE(d) << d.error().message();
+    EXPECT_EQ(d->type, MsgType::Done);
+    EXPECT_EQ(d->done.last_seq, 42u);
+
     FrameHead head;
     head.seq = 11;
     head.pts = 1000;
@@ -152,6 +157,19 @@ TEST(IpcWire, MalformedRecordsAreRefusedAndTheirFdsClosed_Negative)
         expect_refused(valid, std::move(two), "carries 2 fds");
         // fds on a message that carries none
         expect_refused(encode_eos(), one_fd(), "expected none");
+        expect_refused(encode_done({1}), one_fd(), "DONE carries 1 fds, expected none");
+    }
+    { // DONE cut short, and with a tail
+        auto b = encode_done({1});
+        b.resize(b.size() - 1);
+        const uint32_t size = uint32_t(b.size());
+        std::memcpy(b.data() + 8, &size, 4);
+        expect_refused(b, {}, "DONE body of 7 bytes, expected 8");
+        b = encode_done({1});
+        b.push_back(0);
+        const uint32_t longer = uint32_t(b.size());
+        std::memcpy(b.data() + 8, &longer, 4);
+        expect_refused(b, {}, "DONE body of 9 bytes");
     }
     { // unknown type
         auto b = encode_eos();

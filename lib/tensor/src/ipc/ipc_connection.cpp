@@ -7,8 +7,11 @@
 #include "ipc_socket.hpp"
 #include "ipc_wire.hpp"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <span>
 
@@ -28,6 +31,29 @@ void Connection::release(uint64_t seq) noexcept
     flush_locked();
 }
 
+bool Connection::done(uint64_t last_seq, int wait_ms) noexcept
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!fd_)
+        return false;
+    unsent_done_ = last_seq;
+    for (;;) {
+        flush_locked();
+        if (!unsent_done_)
+            return true; // sent (or the sink is gone, and with it what it held for us)
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              deadline - std::chrono::steady_clock::now())
+                              .count();
+        if (left <= 0)
+            return false;
+        // The sink's serving thread drains its socket all the time: a full one empties soon.
+        pollfd p{fd_.get(), POLLOUT, 0};
+        if (::poll(&p, 1, int(left)) < 0 && errno != EINTR)
+            return false;
+    }
+}
+
 void Connection::flush() noexcept
 {
     std::lock_guard<std::mutex> lock(mu_);
@@ -39,6 +65,7 @@ void Connection::close() noexcept
     std::lock_guard<std::mutex> lock(mu_);
     fd_.reset();
     unsent_.clear();
+    unsent_done_.reset();
 }
 
 void Connection::flush_locked() noexcept
@@ -55,6 +82,11 @@ void Connection::flush_locked() noexcept
             return;
         }
         unsent_.erase(unsent_.begin(), unsent_.begin() + ptrdiff_t(n));
+    }
+    if (fd_ && unsent_.empty() && unsent_done_) {
+        auto r = send_record(fd_.get(), encode_done({*unsent_done_}));
+        if (r || (r.error().sys_errno() != EAGAIN && r.error().sys_errno() != ENOBUFS))
+            unsent_done_.reset(); // sent, or the sink is gone
     }
 }
 

@@ -2,8 +2,9 @@
 //
 // The receiving side's socket as tensoripcsrc's frames in flight see it: a frame dropped
 // downstream, on any thread and possibly after the element moved on to another connection,
-// sends its RELEASE through the Connection it came from. Releases that find the socket full are
-// kept and sent with the next ones, so a busy sink never loses one.
+// sends its RELEASE through the Connection it came from. Releases (and the DONE that says the
+// element reads no more) that find the socket full are kept and sent with the next ones, so a
+// busy sink never loses one.
 
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace edgetensor::ipc
@@ -26,6 +28,10 @@ public:
 
     /// Sends (or queues, when the socket is full) the RELEASE of frame `seq`.
     void release(uint64_t seq) noexcept;
+    /// Sends DONE (no frame after `last_seq` will be read), after the releases queued before
+    /// it; waits up to `wait_ms` for room in a full socket, then keeps it for the next flush.
+    /// True once it is sent.
+    bool done(uint64_t last_seq, int wait_ms) noexcept;
     /// Sends what could not be sent before.
     void flush() noexcept;
     /// The element is done with this connection; releases after this are dropped (the sink
@@ -38,6 +44,7 @@ private:
     std::mutex mu_;
     UniqueFd fd_;
     std::vector<uint64_t> unsent_;
+    std::optional<uint64_t> unsent_done_;
 };
 
 /// Releases one frame when the last memory of it dies (each memory holds a shared_ptr to it).

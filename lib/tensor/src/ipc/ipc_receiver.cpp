@@ -6,6 +6,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <utility>
@@ -17,6 +18,8 @@ namespace
 {
 // How often a receiver without a sink tries to connect again.
 constexpr int kRetryIntervalMs = 20;
+// How long finish() waits for room for its DONE in a full socket.
+constexpr int kDoneWaitMs = 1000;
 
 Event event_of(Event::Kind kind)
 {
@@ -43,8 +46,9 @@ Result<void> Receiver::start()
     rejected_ = 0;
     std::lock_guard<std::mutex> lock(mu_);
     conn_.reset();
-    eos_ = greeted_ = have_caps_ = false;
+    eos_ = greeted_ = have_caps_ = finished_ = false;
     caps_seq_ = 0;
+    last_seq_ = 0;
     sink_pid_ = 0;
     last_rejection_.clear();
     return {};
@@ -56,8 +60,9 @@ void Receiver::stop() noexcept
     {
         std::lock_guard<std::mutex> lock(mu_);
         conn = std::move(conn_);
-        eos_ = greeted_ = have_caps_ = false;
+        eos_ = greeted_ = have_caps_ = finished_ = false;
         caps_seq_ = 0;
+        last_seq_ = 0;
         sink_pid_ = 0;
         last_rejection_.clear();
     }
@@ -65,6 +70,31 @@ void Receiver::stop() noexcept
     if (conn)
         conn->close();
     wake_.close();
+}
+
+void Receiver::finish() noexcept
+{
+    std::shared_ptr<Connection> conn;
+    uint64_t last_seq;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (finished_)
+            return;
+        finished_ = true;
+        // After the sender's EOS it is ending anyway and reads nothing more.
+        if (!eos_)
+            conn = conn_;
+        last_seq = last_seq_;
+    }
+    if (!conn)
+        return;
+    if (conn->done(last_seq, kDoneWaitMs))
+        log_to(log_, LogLevel::Info, "told the sink: no more frames after frame %llu",
+               static_cast<unsigned long long>(last_seq));
+    else
+        log_to(log_, LogLevel::Warning,
+               "the sink's socket stayed full for %d ms: DONE goes with the next release",
+               kDoneWaitMs);
 }
 
 void Receiver::unlock() noexcept
@@ -148,6 +178,7 @@ std::optional<Event> Receiver::connect(const ReceiverConfig& config)
             conn_ = std::make_shared<Connection>(std::move(*fd));
             eos_ = false;
             greeted_ = false;
+            last_seq_ = 0;
             sink_pid_ = uint64_t(cred->pid);
             return std::nullopt;
         }
@@ -222,6 +253,13 @@ Event Receiver::next(const ReceiverConfig& config)
     for (;;) {
         if (flushing_)
             return event_of(Event::Kind::Flushing);
+        bool finished;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            finished = finished_;
+        }
+        if (finished)
+            return event_of(Event::Kind::Eos);
         std::shared_ptr<Connection> conn = connection();
         if (!conn) {
             if (auto stopped = connect(config))
@@ -259,8 +297,16 @@ Event Receiver::next(const ReceiverConfig& config)
             e.caps = std::move(msg->caps);
             return e;
         }
-        case MsgType::Frame:
+        case MsgType::Frame: {
+            {
+                std::lock_guard<std::mutex> lock(mu_);
+                // finish() ran meanwhile: its DONE let this frame go, so it is not ours.
+                if (finished_)
+                    return event_of(Event::Kind::Eos);
+                last_seq_ = std::max(last_seq_, msg->frame.head.seq);
+            }
             return frame(std::move(msg->frame), conn);
+        }
         case MsgType::Eos: {
             {
                 std::lock_guard<std::mutex> lock(mu_);
@@ -271,6 +317,8 @@ Event Receiver::next(const ReceiverConfig& config)
         }
         case MsgType::Release:
             return invalid("a sink does not send RELEASE");
+        case MsgType::Done:
+            return invalid("a sink does not send DONE");
         }
         return invalid("unknown message type"); // parse() lets no other type through
     }

@@ -110,6 +110,11 @@ public:
     uint64_t reject(std::string why);
     /// Counts a frame the element pushed.
     void count_received() noexcept { received_++; }
+    /// The element takes no more frames (its num-buffers, downstream ended, an EOS sent to
+    /// it): tells the sink with DONE after the last frame read, so a sink that blocks is no
+    /// longer held back and lets go of the frames not read; the frames still downstream release
+    /// as they die. next() reports Eos from now until stop(). Any thread.
+    void finish() noexcept;
 
     /// Makes next() return Flushing, now and until unlock_stop(). Any thread.
     void unlock() noexcept;
@@ -136,8 +141,10 @@ private:
     // The session, under mu_: written on the streaming thread, read by stats() anywhere.
     mutable std::mutex mu_;
     std::shared_ptr<Connection> conn_;
-    bool eos_ = false;     ///< the sender sent EOS on this connection
-    bool greeted_ = false; ///< the sink's HELLO arrived on this connection
+    bool eos_ = false;      ///< the sender sent EOS on this connection
+    bool finished_ = false; ///< finish() was called: no more reading
+    uint64_t last_seq_ = 0; ///< the last FRAME read on this connection (0: none)
+    bool greeted_ = false;  ///< the sink's HELLO arrived on this connection
     bool have_caps_ = false;
     uint32_t caps_seq_ = 0; ///< the accepted caps, when have_caps_
     uint64_t sink_pid_ = 0;

@@ -367,7 +367,7 @@ void Server::accept_clients()
     }
 }
 
-// Reads what one receiver sent: RELEASE records, or its hangup.
+// Reads what one receiver sent: RELEASE and DONE records, or its hangup.
 void Server::read_client_locked(Client& c, Graveyard& graveyard)
 {
     for (int budget = 0; budget < 256; ++budget) {
@@ -383,26 +383,64 @@ void Server::read_client_locked(Client& c, Graveyard& graveyard)
             return;
         }
         auto msg = parse(rec->bytes, std::move(rec->fds), rec->truncated);
-        if (!msg || msg->type != MsgType::Release) {
-            // Receivers send releases only; anything else is a broken or hostile peer. Its
-            // fds (if any) are already closed.
+        if (!msg || (msg->type != MsgType::Release && msg->type != MsgType::Done)) {
+            // Receivers send releases and DONE only; anything else is a broken or hostile
+            // peer. Its fds (if any) are already closed.
             log(LogLevel::Warning, "disconnecting receiver %s: %s", c.name.c_str(),
-                msg ? "it sent something other than RELEASE" : msg.error().message().c_str());
+                msg ? "it sent something other than RELEASE or DONE"
+                    : msg.error().message().c_str());
             c.dead = true;
             return;
         }
-        for (uint64_t seq : msg->releases) {
-            if (c.pending.erase(seq) == 0) {
-                log(LogLevel::Debug, "receiver %s released frame %llu, which it did not hold",
-                    c.name.c_str(), static_cast<unsigned long long>(seq));
-                continue;
-            }
-            auto it = held_map_.find(seq);
-            if (it != held_map_.end())
-                forget_held_locked(it, graveyard);
+        if (msg->type == MsgType::Done) {
+            finish_client_locked(c, msg->done.last_seq, graveyard);
+            continue;
         }
+        for (uint64_t seq : msg->releases)
+            release_locked(c, seq, graveyard);
         held_ = uint32_t(held_map_.size());
     }
+}
+
+void Server::release_locked(Client& c, uint64_t seq, Graveyard& graveyard)
+{
+    if (c.pending.erase(seq) == 0) {
+        log(LogLevel::Debug, "receiver %s released frame %llu, which it did not hold",
+            c.name.c_str(), static_cast<unsigned long long>(seq));
+        return;
+    }
+    auto it = held_map_.find(seq);
+    if (it != held_map_.end())
+        forget_held_locked(it, graveyard);
+}
+
+// The receiver stopped reading after frame `last_seq` (its num-buffers, or its downstream
+// ended): the frames after it wait unread in its socket and never will be, so they are let go
+// now; the ones it read stay held until it releases them (or leaves), since its pipeline may
+// still be reading them.
+void Server::finish_client_locked(Client& c, uint64_t last_seq, Graveyard& graveyard)
+{
+    if (c.done) {
+        log(LogLevel::Debug, "receiver %s sent DONE again", c.name.c_str());
+        return;
+    }
+    c.done = true;
+    std::vector<uint64_t> unread;
+    for (auto it = c.pending.upper_bound(last_seq); it != c.pending.end(); ++it)
+        unread.push_back(*it);
+    for (uint64_t seq : unread)
+        release_locked(c, seq, graveyard);
+    held_ = uint32_t(held_map_.size());
+    log(LogLevel::Info,
+        "receiver %s takes no more frames (DONE after frame %llu): %zu unread frames let go, "
+        "%zu still held by it",
+        c.name.c_str(), static_cast<unsigned long long>(last_seq), unread.size(), c.pending.size());
+}
+
+bool Server::has_taker_locked() const noexcept
+{
+    return std::any_of(clients_list_.begin(), clients_list_.end(),
+                       [](const Client& c) { return c.takes_frames(); });
 }
 
 void Server::serve()
@@ -463,13 +501,13 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
             ErrorCode::InsufficientCapacity,
             "a frame of " + std::to_string(bytes) + " bytes is larger on its own than the " +
                 std::to_string(max_held_bytes_) + " bytes receivers may hold at once");
-    if (wait_for_connection && clients_list_.empty()) {
+    if (wait_for_connection && !has_taker_locked()) {
         log(LogLevel::Debug, "waiting for a receiver");
-        connected_.wait(lock, [this] { return unlocked_ || !clients_list_.empty(); });
+        connected_.wait(lock, [this] { return unlocked_ || has_taker_locked(); });
         if (unlocked_)
             return SendOutcome::Flushing;
     }
-    if (clients_list_.empty())
+    if (!has_taker_locked())
         return SendOutcome::Done;
     if (block) {
         // Back-pressure instead of drops: every receiver gets every frame. The first time the
@@ -484,7 +522,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
             if (unlocked_)
                 return true;
             for (const Client& c : clients_list_)
-                if (!c.dead && c.pending.size() >= max_pending_)
+                if (c.takes_frames() && c.pending.size() >= max_pending_)
                     return false;
             return fits_locked(bytes);
         });
@@ -496,8 +534,8 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
         // (a frame is held once for all its receivers: there is no partial send).
         uint32_t would_take = 0, live = 0;
         for (const Client& c : clients_list_) {
-            live += !c.dead;
-            would_take += !c.dead && c.pending.size() < max_pending_;
+            live += c.takes_frames();
+            would_take += c.takes_frames() && c.pending.size() < max_pending_;
         }
         dropped_ += live;
         const uint64_t held = held_bytes_.load(), bound = max_held_bytes_;
@@ -517,7 +555,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
         return unexpected(std::move(msg).error());
     unsigned holders = 0;
     for (Client& c : clients_list_) {
-        if (c.dead)
+        if (!c.takes_frames())
             continue;
         if (c.pending.size() >= max_pending_) {
             dropped_++;
@@ -570,7 +608,7 @@ void Server::send_eos()
     std::lock_guard<std::mutex> lock(mu_);
     const auto eos = encode_eos();
     for (Client& c : clients_list_)
-        if (!c.dead && !send_record(c.fd.get(), eos))
+        if (c.takes_frames() && !send_record(c.fd.get(), eos))
             log(LogLevel::Info, "could not send EOS to %s", c.name.c_str());
 }
 

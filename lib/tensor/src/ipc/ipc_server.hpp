@@ -131,9 +131,10 @@ public:
 
     /// Sends one frame (head.seq and head.caps_seq are set here) with `fds` to every receiver
     /// that holds fewer than max-pending frames, keeping `keep` until all of them released it.
-    /// wait_for_connection: wait for a first receiver instead of discarding the frame. block:
-    /// wait for every receiver to have room, and for the held frames to leave room under
-    /// max_held_bytes, instead of dropping the frame. Errors: InsufficientCapacity when the
+    /// A receiver that sent DONE gets no more frames and holds nothing back.
+    /// wait_for_connection: wait for a receiver that takes frames instead of discarding the
+    /// frame. block: wait for every receiver to have room, and for the held frames to leave room
+    /// under max_held_bytes, instead of dropping the frame. Errors: InsufficientCapacity when the
     /// frame's memories alone exceed max_held_bytes (it could never be sent).
     /// `meta` is the frame's meta section (encode_metas(), or empty); `fds` are the memories'
     /// fds followed by the head.n_meta_fds meta fds it names.
@@ -163,7 +164,9 @@ private:
         std::set<uint64_t> pending; ///< frames sent and not yet released
         uint32_t caps_seq = 0;      ///< the caps this receiver has; 0 = none yet
         bool dead = false;
+        bool done = false; ///< it sent DONE: it reads no more, and only releases what it read
         std::string name;
+        bool takes_frames() const noexcept { return !dead && !done; }
     };
     struct Held {
         Keepalive keep;
@@ -177,6 +180,9 @@ private:
     bool refuse_for_want_of_fds(int err);
     bool first_refusal_locked(Refusal why);
     void read_client_locked(Client& c, Graveyard& graveyard);
+    void release_locked(Client& c, uint64_t seq, Graveyard& graveyard);
+    void finish_client_locked(Client& c, uint64_t last_seq, Graveyard& graveyard);
+    bool has_taker_locked() const noexcept;
     void release_all_locked(Client& c, Graveyard& graveyard);
     void reap_dead_locked(Graveyard& graveyard);
     void forget_held_locked(std::unordered_map<uint64_t, Held>::iterator it, Graveyard& graveyard);

@@ -126,6 +126,8 @@ const char* msg_type_name(uint16_t type) noexcept
         return "RELEASE";
     case MsgType::Eos:
         return "EOS";
+    case MsgType::Done:
+        return "DONE";
     }
     return "unknown";
 }
@@ -226,6 +228,13 @@ Result<std::vector<uint8_t>> encode_release(std::span<const uint64_t> seqs)
 std::vector<uint8_t> encode_eos()
 {
     return with_header(MsgType::Eos, 0);
+}
+
+std::vector<uint8_t> encode_done(const Done& done)
+{
+    auto out = with_header(MsgType::Done, sizeof(Done));
+    std::memcpy(out.data() + kHeaderSize, &done, sizeof(done));
+    return out;
 }
 
 Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds, bool truncated)
@@ -370,6 +379,16 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
             return bad("EOS with a body of " + std::to_string(body) + " bytes");
         if (auto r = expect_no_fds(); !r)
             return unexpected(std::move(r).error());
+        return m;
+    }
+    case MsgType::Done: {
+        m.type = MsgType::Done;
+        if (body != sizeof(Done))
+            return bad("DONE body of " + std::to_string(body) + " bytes, expected " +
+                       std::to_string(sizeof(Done)));
+        if (auto r = expect_no_fds(); !r)
+            return unexpected(std::move(r).error());
+        m.done = read_at<Done>(bytes, kHeaderSize);
         return m;
     }
     }

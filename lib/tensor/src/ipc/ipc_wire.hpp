@@ -30,7 +30,8 @@ namespace edgetensor::ipc
 
 inline constexpr uint32_t kMagic = 0x50495445u; ///< "ETIP" in memory order
 /// 2: FRAME carries a meta section (GStreamer's tensor and analytics metas) and meta fds.
-inline constexpr uint16_t kVersion = 2;
+/// 3: DONE, so a receiver that takes no more frames stops holding the sender back.
+inline constexpr uint16_t kVersion = 3;
 inline constexpr size_t kHeaderSize = 16;
 /// The largest record either side accepts (a FRAME is under 1 KiB; caps strings dominate).
 inline constexpr size_t kMaxMessage = 64 * 1024;
@@ -48,6 +49,7 @@ enum class MsgType : uint16_t {
     Frame = 3,   ///< sink -> source, one buffer; one fd per memory
     Release = 4, ///< source -> sink, the frames (by seq) it no longer uses
     Eos = 5,     ///< sink -> source, end of stream
+    Done = 6,    ///< source -> sink, it takes no more frames; those after `last_seq` are unread
 };
 
 const char* msg_type_name(uint16_t type) noexcept;
@@ -115,6 +117,13 @@ struct Frame {
     uint64_t total_size() const noexcept;
 };
 
+/// A receiver's last word before it stops reading: it will RELEASE the frames it read (up to
+/// and including `last_seq`, 0 = none) as they die, and never read the ones after them.
+struct Done {
+    uint64_t last_seq = 0;
+};
+static_assert(sizeof(Done) == 8);
+
 struct Message {
     MsgType type = MsgType::Hello;
     Hello hello;
@@ -122,6 +131,7 @@ struct Message {
     std::string caps;
     Frame frame;
     std::vector<uint64_t> releases;
+    Done done;
 };
 
 // ---- encoding (senders) ----------------------------------------------------------------------
@@ -137,6 +147,7 @@ Result<std::vector<uint8_t>> encode_frame(FrameHead head, std::span<const Memory
 /// 1..kMaxReleases seqs.
 Result<std::vector<uint8_t>> encode_release(std::span<const uint64_t> seqs);
 std::vector<uint8_t> encode_eos();
+std::vector<uint8_t> encode_done(const Done& done);
 
 // ---- parsing (receivers) ---------------------------------------------------------------------
 
