@@ -124,6 +124,16 @@ protected:
         c.path = path;
         return c;
     }
+    // Started with NV12 caps, and one receiver connected: its end of the socket.
+    UniqueFd start_with_one_receiver(const ServerConfig& config)
+    {
+        EXPECT_TRUE(started(server, config));
+        server.set_caps("video/x-raw, format=(string)NV12");
+        auto rx = connect_to(path);
+        EXPECT_TRUE(rx) << rx.error().message();
+        EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
+        return rx ? std::move(*rx) : UniqueFd();
+    }
     RecordingObserver observer;
     Server server{observer};
 };
@@ -331,11 +341,8 @@ TEST_F(IpcServerTest, DoneLetsGoOfUnreadFramesAndTheReceiverNoLongerCounts)
 {
     ServerConfig config = config_for_path();
     config.max_pending = 2;
-    ASSERT_TRUE(started(server, config));
-    server.set_caps("video/x-raw, format=(string)NV12");
-    auto rx = connect_to(path);
+    UniqueFd rx = start_with_one_receiver(config);
     ASSERT_TRUE(rx);
-    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
     UniqueFd mem = sealed_memfd(4096);
     const MemoryRecord rec = flat_record(4096);
     const int fds[] = {mem.get()};
@@ -344,11 +351,11 @@ TEST_F(IpcServerTest, DoneLetsGoOfUnreadFramesAndTheReceiverNoLongerCounts)
         ASSERT_TRUE(server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
                                       Keepalive(&drops, count_drop), false, true));
     EXPECT_EQ(server.held(), 2u);
-    ASSERT_EQ(next_message(rx->get()).type, MsgType::Hello);
-    ASSERT_EQ(next_message(rx->get()).type, MsgType::Caps);
-    const Message first = next_message(rx->get());
+    ASSERT_EQ(next_message(rx.get()).type, MsgType::Hello);
+    ASSERT_EQ(next_message(rx.get()).type, MsgType::Caps);
+    const Message first = next_message(rx.get());
     ASSERT_EQ(first.type, MsgType::Frame);
-    ASSERT_TRUE(send_record(rx->get(), encode_done({first.frame.head.seq})));
+    ASSERT_TRUE(send_record(rx.get(), encode_done({first.frame.head.seq})));
     EXPECT_TRUE(eventually([&] { return drops.load() == 1; })) << "the unread frame let go";
     EXPECT_EQ(server.held(), 1u);
     EXPECT_TRUE(observer.logged("takes no more frames"));
@@ -371,15 +378,15 @@ TEST_F(IpcServerTest, DoneLetsGoOfUnreadFramesAndTheReceiverNoLongerCounts)
     server.unlock_stop();
     ASSERT_TRUE(r);
     EXPECT_EQ(*r, SendOutcome::Flushing) << "waited for a receiver that takes frames";
-    EXPECT_EQ(drain_frames(rx->get()), std::vector<uint64_t>{first.frame.head.seq + 1})
+    EXPECT_EQ(drain_frames(rx.get()), std::vector<uint64_t>{first.frame.head.seq + 1})
         << "only the unread frame sent before DONE";
 
     // What it read releases as before; a second DONE changes nothing.
-    release(rx->get(), std::span(&first.frame.head.seq, 1));
-    ASSERT_TRUE(send_record(rx->get(), encode_done({0})));
+    release(rx.get(), std::span(&first.frame.head.seq, 1));
+    ASSERT_TRUE(send_record(rx.get(), encode_done({0})));
     EXPECT_TRUE(eventually([&] { return server.held() == 0u; }));
     EXPECT_EQ(server.clients(), 1u) << "still connected";
-    rx->reset();
+    rx.reset();
     EXPECT_TRUE(eventually([&] { return server.clients() == 0u; }));
 }
 
@@ -449,11 +456,8 @@ TEST_F(IpcServerTest, MaxHeldBytesMakesBlockWaitForReleases)
     ServerConfig config = config_for_path();
     config.max_pending = 16;
     config.max_held_bytes = 2 * 4096;
-    ASSERT_TRUE(started(server, config));
-    server.set_caps("video/x-raw, format=(string)NV12");
-    auto rx = connect_to(path);
+    UniqueFd rx = start_with_one_receiver(config);
     ASSERT_TRUE(rx);
-    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
     UniqueFd mem = sealed_memfd(4096);
     const MemoryRecord rec = flat_record(4096);
     const int fds[] = {mem.get()};
@@ -464,10 +468,10 @@ TEST_F(IpcServerTest, MaxHeldBytesMakesBlockWaitForReleases)
     std::atomic<int> got{0};
     std::thread receiver([&] {
         while (got.load() < kFrames) {
-            pollfd p{rx->get(), POLLIN, 0};
+            pollfd p{rx.get(), POLLIN, 0};
             if (::poll(&p, 1, 5000) <= 0)
                 return;
-            auto rec_in = receive_record(rx->get());
+            auto rec_in = receive_record(rx.get());
             if (!rec_in || rec_in->eof)
                 return;
             auto m = parse(rec_in->bytes, std::move(rec_in->fds), rec_in->truncated);
@@ -477,7 +481,7 @@ TEST_F(IpcServerTest, MaxHeldBytesMakesBlockWaitForReleases)
                 over = true;
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
             const uint64_t seq = m->frame.head.seq;
-            release(rx->get(), std::span(&seq, 1));
+            release(rx.get(), std::span(&seq, 1));
             got++;
         }
     });
@@ -506,11 +510,8 @@ TEST_F(IpcServerTest, MaxHeldBytesWaitIsReportedOnceAndEndsWithARelease)
     ServerConfig config = config_for_path();
     config.max_pending = 16;
     config.max_held_bytes = 2 * 4096;
-    ASSERT_TRUE(started(server, config));
-    server.set_caps("video/x-raw, format=(string)NV12");
-    auto rx = connect_to(path);
+    UniqueFd rx = start_with_one_receiver(config);
     ASSERT_TRUE(rx);
-    EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
     UniqueFd mem = sealed_memfd(4096);
     const MemoryRecord rec = flat_record(4096);
     const int fds[] = {mem.get()};
@@ -530,9 +531,9 @@ TEST_F(IpcServerTest, MaxHeldBytesWaitIsReportedOnceAndEndsWithARelease)
     EXPECT_FALSE(reports[0].dropped);
     EXPECT_TRUE(reports[0].first);
     EXPECT_EQ(reports[0].held_bytes, 2u * 4096);
-    const auto seqs = drain_frames(rx->get());
+    const auto seqs = drain_frames(rx.get());
     ASSERT_EQ(seqs.size(), 2u);
-    release(rx->get(), std::span(seqs.data(), 1));
+    release(rx.get(), std::span(seqs.data(), 1));
     sender.join();
     EXPECT_TRUE(third_sent.load());
     EXPECT_EQ(server.held_bytes(), 2u * 4096);
