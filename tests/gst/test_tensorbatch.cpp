@@ -490,16 +490,18 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
     {
         GError* err = nullptr;
         // Two live cameras, as the element is meant for: a non-live tensortestsrc would push
-        // its 20 frames at once, stamped long before vivid's first frame (late under TCG), and
-        // every one would leave alone when its bound expired. The bound is wide for the same
-        // reason: a guest under TCG delivers frames unevenly.
+        // its frames at once, stamped long before vivid's first frame, and every one would
+        // leave alone when its bound expired. The test source runs for 4 s: vivid's first
+        // frame comes up to a second after PLAYING under TCG (measured in the 1.26 guest, where
+        // 20 test frames, 0.67 s, were all gone before it), and the camera's 20 frames must
+        // meet test frames. The bound is wide because a guest under TCG delivers unevenly.
         const std::string launch =
             "tensorbatch name=b batch-size=2 width=64 height=64 layout=chw dtype=float32 "
             "std=255 batched-push-timeout=200000000 ! appsink name=sink sync=false "
             "v4l2src name=cam device=" +
             node +
             " io-mode=dmabuf num-buffers=20 ! video/x-raw,format=YUY2,width=320,height=180 ! "
-            "b.sink_0 tensortestsrc is-live=true memory=dma num-buffers=20 ! "
+            "b.sink_0 tensortestsrc is-live=true memory=dma num-buffers=120 ! "
             "video/x-raw,format=NV12,width=320,height=180 ! b.sink_1";
         GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
         ASSERT_TRUE(pipeline) << (err ? err->message : "?");
@@ -548,9 +550,10 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
             stock_kept = 0; // a v4l2src that goes with its pipeline keeps nothing either
         EXPECT_GE(batches, 10);
         EXPECT_EQ(dma, batches) << "every batch is a DMA-BUF";
-        EXPECT_GE(both, 1) << "no batch held both streams";
+        // Most camera frames find a test frame within the bound; some may not under TCG.
+        EXPECT_GE(both, 10) << "batches holding both streams, of " << batches;
         EXPECT_EQ(copies, 0u);
-        EXPECT_GE(frames, 20u);
+        EXPECT_GE(frames, 140u);
         EXPECT_GT(hits + misses, 0u) << "the camera's DMA-BUFs were not imported";
     }
     // Nothing of ours: no DMA-BUF, memfd or pool fd beyond what the stock v4l2src keeps.
