@@ -337,6 +337,7 @@ def check(blocks, src, build, mode, env, list_only=False):
             if list_only:
                 print(f"WOULD RUN {b.where}: {first}")
                 continue
+            started = time.monotonic()
             if b.lang in PYTHON_LANGS:
                 ok, log = python_block(b, workdir)
             elif b.lang in C_LANGS:
@@ -345,11 +346,13 @@ def check(blocks, src, build, mode, env, list_only=False):
                 ok, log = compile_block(b, install, workdir)
             else:
                 ok, log = run_block(b, workdir, env)
+            # The time beside each block: the VM lane's share of CI is mostly these blocks.
+            took = f"({time.monotonic() - started:.1f} s)"
             if ok:
-                print(f"PASS {b.where}: {first}")
+                print(f"PASS {b.where} {took}: {first}")
                 passed += 1
             else:
-                print(f"FAIL {b.where}: {first}\n" + "\n".join("     " + line for line in
+                print(f"FAIL {b.where} {took}: {first}\n" + "\n".join("     " + line for line in
                                                                log.strip().split("\n")))
                 failed += 1
     finally:
