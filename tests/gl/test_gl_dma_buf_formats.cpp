@@ -10,11 +10,15 @@
 #include "gl_test_util.hpp"
 
 #include <edgetensor/convert.hpp>
+#include <edgetensor/log.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace edgetensor::detail::gl
@@ -30,6 +34,39 @@ constexpr uint64_t kYTiledCcs = 0x0100000000000004ull; // I915_FORMAT_MOD_Y_TILE
 constexpr uint64_t kInvalid = 0x00ffffffffffffffull;   // DRM_FORMAT_MOD_INVALID
 
 using edgetensor::test::capable_gl;
+
+// The warnings of category "gl" while alive.
+class GlLogCapture
+{
+public:
+    GlLogCapture()
+    {
+        set_log_handler(&GlLogCapture::handle, this);
+        set_log_level(LogLevel::Warning);
+    }
+    ~GlLogCapture() { set_log_handler(nullptr, nullptr); }
+    GlLogCapture(const GlLogCapture&) = delete;
+    GlLogCapture& operator=(const GlLogCapture&) = delete;
+
+    std::vector<std::string> take()
+    {
+        std::lock_guard lock(mutex_);
+        return std::exchange(lines_, {});
+    }
+
+private:
+    static void handle(LogLevel level, const char* category, const char* message, void* self)
+    {
+        auto* c = static_cast<GlLogCapture*>(self);
+        if (level != LogLevel::Warning || std::strcmp(category, "gl") != 0)
+            return;
+        std::lock_guard lock(c->mutex_);
+        c->lines_.emplace_back(message);
+    }
+
+    std::mutex mutex_;
+    std::vector<std::string> lines_;
+};
 
 // A driver that lists NV12 with linear, X tiled and a compressed external-only modifier (and
 // the "no modifier" placeholder), YUYV with nothing (linear only), and nothing else.
@@ -261,8 +298,20 @@ TEST(GlDmaBufFormats, SharedDisplaysAnswerWithoutAContext)
         EXPECT_EQ(format_list(replaced), "NV12 NV12:0x0100000000000001 ");
     }
     {
+        // Invalid: the driver's answer, and a warning naming the entry, once for this value
+        // though every caps query asks (the answer comes from the cache without a word else).
+        GlLogCapture log;
         test::ScopedEnv env("EDGETENSOR_GL_DMABUF_MODIFIERS", "NV12:not-hex");
         EXPECT_EQ(format_list(GlContext::shared_dma_buf_formats()), format_list(first));
+        EXPECT_EQ(format_list(GlContext::shared_dma_buf_formats()), format_list(first));
+        std::vector<std::string> lines = log.take();
+        ASSERT_EQ(lines.size(), 1u);
+        EXPECT_NE(lines[0].find("EDGETENSOR_GL_DMABUF_MODIFIERS"), std::string::npos) << lines[0];
+        EXPECT_NE(lines[0].find("NV12:not-hex"), std::string::npos) << lines[0];
+        EXPECT_NE(lines[0].find("asking the driver"), std::string::npos) << lines[0];
+        test::ScopedEnv other("EDGETENSOR_GL_DMABUF_MODIFIERS", "YUYV");
+        EXPECT_EQ(format_list(GlContext::shared_dma_buf_formats()), format_list(first));
+        EXPECT_EQ(log.take().size(), 1u) << "another invalid value, another warning";
     }
 }
 

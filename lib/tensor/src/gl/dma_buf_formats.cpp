@@ -166,14 +166,30 @@ Result<GlDmaBufFormats> parse_dma_buf_formats(std::string_view text)
     return out;
 }
 
-GlDmaBufFormats dma_buf_formats_of(Worker& w)
+std::optional<GlDmaBufFormats> replacement_dma_buf_formats()
 {
-    if (const char* e = std::getenv("EDGETENSOR_GL_DMABUF_MODIFIERS"); e && *e) {
-        auto parsed = parse_dma_buf_formats(e);
-        if (parsed)
-            return std::move(*parsed);
+    const char* e = std::getenv("EDGETENSOR_GL_DMABUF_MODIFIERS");
+    if (!e || !*e)
+        return std::nullopt;
+    auto parsed = parse_dma_buf_formats(e);
+    if (parsed)
+        return std::move(*parsed);
+    // Once per value: tensorconvert asks at every caps query, and the driver's answer it falls
+    // back to may come from the cache without a word otherwise.
+    static std::mutex mu;
+    static std::string warned;
+    std::lock_guard<std::mutex> lock(mu);
+    if (warned != e) {
+        warned = e;
         ET_LOG_WARNING(kCat, "%s; asking the driver instead", parsed.error().message().c_str());
     }
+    return std::nullopt;
+}
+
+GlDmaBufFormats dma_buf_formats_of(Worker& w)
+{
+    if (auto replaced = replacement_dma_buf_formats())
+        return std::move(*replaced);
     const GlInfo& info = w.info();
     if (auto known = cached_formats(info))
         return std::move(*known);
@@ -254,11 +270,8 @@ GlDmaBufFormats GlContext::shared_dma_buf_formats()
         none.note = probed.error().message();
         return none;
     }
-    if (const char* e = std::getenv("EDGETENSOR_GL_DMABUF_MODIFIERS"); e && *e) {
-        if (auto parsed = detail::gl::parse_dma_buf_formats(e))
-            return std::move(*parsed);
-        // Not valid: the driver's answer below (dma_buf_formats_of() warns when it asks).
-    }
+    if (auto replaced = detail::gl::replacement_dma_buf_formats())
+        return std::move(*replaced);
     // The shared worker stops with its last handle, but probe() names its display, whose answer
     // dma_buf_formats_of() keeps once asked: a caller asking per caps query starts a GL thread
     // only the first time.

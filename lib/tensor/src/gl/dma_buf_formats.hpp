@@ -11,6 +11,7 @@
 #include "edgetensor/gl.hpp"
 #include "gl/direct_check.hpp"
 
+#include <optional>
 #include <string_view>
 
 namespace edgetensor::detail::gl
@@ -27,6 +28,10 @@ GlDmaBufFormats importable_dma_buf_formats(const GlInfo& info, const char* env_d
 /// spells them (I420 is YU12, YUY2 is YUYV), modifiers in hex. InvalidArgument naming the
 /// entry that is not of that form.
 Result<GlDmaBufFormats> parse_dma_buf_formats(std::string_view text);
+
+/// EDGETENSOR_GL_DMABUF_MODIFIERS parsed, when set; nullopt when unset or invalid, an invalid
+/// value warned about (category "gl") once per value and process.
+std::optional<GlDmaBufFormats> replacement_dma_buf_formats();
 
 /// The formats of `w`'s display: EDGETENSOR_GL_DMABUF_MODIFIERS when set (and valid), else
 /// importable_dma_buf_formats() of its driver's answer, queried on its thread once per display
