@@ -4,14 +4,12 @@
 // between them. Skips on a host without providers; the VM lane runs it with them required.
 
 #include "dma_test_util.hpp"
+#include "log_capture.hpp"
 
-#include <edgetensor/log.hpp>
 #include <edgetensor/tensor.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +18,7 @@ using edgetensor::test::fdinfo_field;
 using edgetensor::test::fs_magic;
 using edgetensor::test::is_cloexec;
 using edgetensor::test::kDmaBufMagic;
+using edgetensor::test::LogCapture;
 using edgetensor::test::provider_prefix;
 using edgetensor::test::ScopedDmaProviders;
 
@@ -48,43 +47,6 @@ class DmaProviderAlloc : public ::testing::TestWithParam<DmaProvider>
 {
 protected:
     void TearDown() override { reset_dma_providers(); }
-};
-
-// Collects the library's "dma" log lines at trace level for one test.
-class LogCapture
-{
-public:
-    LogCapture()
-    {
-        set_log_handler(&LogCapture::handle, this);
-        set_log_level(LogLevel::Trace);
-    }
-    ~LogCapture()
-    {
-        set_log_level(LogLevel::Warning);
-        set_log_handler(nullptr, nullptr);
-    }
-    LogCapture(const LogCapture&) = delete;
-    LogCapture& operator=(const LogCapture&) = delete;
-
-    std::vector<std::string> take()
-    {
-        std::lock_guard lock(mutex_);
-        return std::exchange(lines_, {});
-    }
-
-private:
-    static void handle(LogLevel, const char* category, const char* message, void* self)
-    {
-        auto* c = static_cast<LogCapture*>(self);
-        if (std::strcmp(category, "dma") != 0)
-            return;
-        std::lock_guard lock(c->mutex_);
-        c->lines_.emplace_back(message);
-    }
-
-    std::mutex mutex_;
-    std::vector<std::string> lines_;
 };
 
 } // namespace
@@ -150,7 +112,7 @@ TEST_P(DmaProviderAlloc, EveryMapIsBracketedBySyncInItsDirection)
     ASSERT_TRUE(t) << t.error().message();
     const std::string fd = "fd " + std::to_string(t->fd()) + ": ";
 
-    LogCapture log;
+    LogCapture log("dma", LogLevel::Trace);
     const struct {
         CpuAccess access;
         const char* flags;

@@ -8,17 +8,14 @@
 
 #include "gl/dma_buf_formats.hpp"
 #include "gl_test_util.hpp"
+#include "log_capture.hpp"
 
 #include <edgetensor/convert.hpp>
-#include <edgetensor/log.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace edgetensor::detail::gl
@@ -34,39 +31,6 @@ constexpr uint64_t kYTiledCcs = 0x0100000000000004ull; // I915_FORMAT_MOD_Y_TILE
 constexpr uint64_t kInvalid = 0x00ffffffffffffffull;   // DRM_FORMAT_MOD_INVALID
 
 using edgetensor::test::capable_gl;
-
-// The warnings of category "gl" while alive.
-class GlLogCapture
-{
-public:
-    GlLogCapture()
-    {
-        set_log_handler(&GlLogCapture::handle, this);
-        set_log_level(LogLevel::Warning);
-    }
-    ~GlLogCapture() { set_log_handler(nullptr, nullptr); }
-    GlLogCapture(const GlLogCapture&) = delete;
-    GlLogCapture& operator=(const GlLogCapture&) = delete;
-
-    std::vector<std::string> take()
-    {
-        std::lock_guard lock(mutex_);
-        return std::exchange(lines_, {});
-    }
-
-private:
-    static void handle(LogLevel level, const char* category, const char* message, void* self)
-    {
-        auto* c = static_cast<GlLogCapture*>(self);
-        if (level != LogLevel::Warning || std::strcmp(category, "gl") != 0)
-            return;
-        std::lock_guard lock(c->mutex_);
-        c->lines_.emplace_back(message);
-    }
-
-    std::mutex mutex_;
-    std::vector<std::string> lines_;
-};
 
 // A driver that lists NV12 with linear, X tiled and a compressed external-only modifier (and
 // the "no modifier" placeholder), YUYV with nothing (linear only), and nothing else.
@@ -300,7 +264,7 @@ TEST(GlDmaBufFormats, SharedDisplaysAnswerWithoutAContext)
     {
         // Invalid: the driver's answer, and a warning naming the entry, once for this value
         // though every caps query asks (the answer comes from the cache without a word else).
-        GlLogCapture log;
+        test::LogCapture log("gl", LogLevel::Warning);
         test::ScopedEnv env("EDGETENSOR_GL_DMABUF_MODIFIERS", "NV12:not-hex");
         EXPECT_EQ(format_list(GlContext::shared_dma_buf_formats()), format_list(first));
         EXPECT_EQ(format_list(GlContext::shared_dma_buf_formats()), format_list(first));

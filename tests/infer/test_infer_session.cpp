@@ -12,12 +12,10 @@
 #include "infer/module_loader.hpp"
 #include "infer/tensor_info.hpp"
 #include "infer_test_util.hpp"
-
-#include <edgetensor/log.hpp>
+#include "log_capture.hpp"
 
 #include <atomic>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 namespace edgetensor::test
@@ -134,31 +132,6 @@ public:
     }
 };
 
-/// Collects the library's warnings of category "infer" while it lives.
-class WarningLog
-{
-public:
-    WarningLog() { set_log_handler(&WarningLog::handle, this); }
-    ~WarningLog() { set_log_handler(nullptr, nullptr); }
-    std::vector<std::string> take()
-    {
-        std::lock_guard<std::mutex> g(lock_);
-        return std::exchange(lines_, {});
-    }
-
-private:
-    static void handle(LogLevel level, const char* category, const char* message, void* self)
-    {
-        auto* w = static_cast<WarningLog*>(self);
-        if (level == LogLevel::Warning && std::strcmp(category, "infer") == 0) {
-            std::lock_guard<std::mutex> g(w->lock_);
-            w->lines_.emplace_back(message);
-        }
-    }
-    std::mutex lock_;
-    std::vector<std::string> lines_;
-};
-
 class InferSessionCore : public testing::Test
 {
 protected:
@@ -263,7 +236,7 @@ TEST_F(InferSessionCore, AnImageWithoutItsBatchDimensionFeedsTheModel)
 
 TEST_F(InferSessionCore, AViewIsCopiedCountedAndWarnedOnce)
 {
-    WarningLog log;
+    LogCapture log("infer", LogLevel::Warning);
     auto s = open(image_model_);
     auto img = TensorDyn::image(12, 8, PixelFormat::Rgb, DType::U8, CpuAccess::ReadWrite,
                                 TensorMemory::Mem);
