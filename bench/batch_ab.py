@@ -43,6 +43,7 @@ on their own (wall-clock fps favours B and C on a multi-core host; CPU is the ta
     bench/batch_ab.py --build-dir build                 # every case, 3 rounds, N = 250
     bench/batch_ab.py --build-dir build --quick         # CI: 1 round of N = 20
     bench/batch_ab.py --build-dir build --print-commands streams-f32
+    bench/batch_ab.py --build-dir build --live streams-f32 streams-int8   # sources at 30 fps
 
 No timing is asserted: the exit status is 0 unless a pipeline fails.
 """
@@ -65,9 +66,14 @@ PATTERNS = ("smpte", "ball", "gradient", "colors")
 UNBOUNDED = "18446744073709551615"
 
 
+# --live: every still source paced at its 30 fps (imagefreeze is-live=true), as cameras are.
+LIVE = False
+
+
 def still(pattern, n):
+    live = " is-live=true" if LIVE else ""
     return (f"videotestsrc num-buffers=1 pattern={pattern} ! {NV12} ! "
-            f"imagefreeze num-buffers={n}")
+            f"imagefreeze num-buffers={n}{live}")
 
 
 def tensor_opts(dtype):
@@ -183,6 +189,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batches", type=int, default=250, help="N: runs of N and N/5 batches")
     ap.add_argument("--quick", action="store_true", help="CI: one round, N = 20")
+    ap.add_argument("--live", action="store_true",
+                    help="sources live at 30 fps (imagefreeze is-live=true): CPU per batch as "
+                         "cameras pace it; every side sleeps between frames")
     ap.add_argument("--print-commands", action="store_true")
     ap.add_argument("cases", nargs="*", help=f"default all: {', '.join(CASES)}, latency")
     args = ap.parse_args()
@@ -191,6 +200,8 @@ def main():
     if unknown:
         ap.error(f"unknown case(s) {', '.join(unknown)}")
     rounds, n = (1, 20) if args.quick else (max(1, args.rounds), max(5, args.batches))
+    global LIVE
+    LIVE = args.live
 
     build = os.path.abspath(args.build_dir)
     app = os.path.join(build, "bench", "batch_pipeline")
@@ -201,7 +212,8 @@ def main():
     env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir)
     env.setdefault("GST_REGISTRY", os.path.join(build, "bench-registry.bin"))
 
-    print(f"# batch A/B, {rounds} round(s), N = {n} then {n // 5} batches; {os.cpu_count()} "
+    print(f"# batch A/B{', live 30 fps sources' if LIVE else ''}, {rounds} round(s), "
+          f"N = {n} then {n // 5} batches; {os.cpu_count()} "
           f"CPUs, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     failed = False
