@@ -66,14 +66,10 @@ PATTERNS = ("smpte", "ball", "gradient", "colors")
 UNBOUNDED = "18446744073709551615"
 
 
-# --live: every still source paced at its 30 fps (imagefreeze is-live=true), as cameras are.
-LIVE = False
-
-
-def still(pattern, n):
-    live = " is-live=true" if LIVE else ""
+def still(pattern, n, live):
+    """One still 1080p frame repeated n times; live: paced at its 30 fps, as cameras are."""
     return (f"videotestsrc num-buffers=1 pattern={pattern} ! {NV12} ! "
-            f"imagefreeze num-buffers={n}{live}")
+            f"imagefreeze num-buffers={n}" + (" is-live=true" if live else ""))
 
 
 def tensor_opts(dtype):
@@ -81,20 +77,20 @@ def tensor_opts(dtype):
     return opts + (" dtype=float32" if dtype == "f32" else f" dtype=int8 {QUANT}")
 
 
-def streams_case(dtype):
+def streams_case(dtype, live):
     opts = tensor_opts(dtype)
 
     def a(n):
         return (f"tensorbatch name=b batch-size=4 width=640 height=640 {opts} "
                 f"batched-push-timeout={UNBOUNDED} ! fakesink sync=false " +
-                " ".join(f"{still(p, n)} ! b.sink_{i}" for i, p in enumerate(PATTERNS)))
+                " ".join(f"{still(p, n, live)} ! b.sink_{i}" for i, p in enumerate(PATTERNS)))
 
     def b(n):
-        return " ".join(f"{still(p, n)} ! tensorconvert width=640 height=640 {opts} ! "
+        return " ".join(f"{still(p, n, live)} ! tensorconvert width=640 height=640 {opts} ! "
                         "fakesink sync=false" for p in PATTERNS)
 
     def c(n):
-        return " ".join(f"{still(p, n)} ! videoconvertscale ! "
+        return " ".join(f"{still(p, n, live)} ! videoconvertscale ! "
                         "video/x-raw,format=RGB,width=640,height=640 ! fakesink sync=false"
                         for p in PATTERNS)
 
@@ -114,9 +110,9 @@ def roi_rects():
     return out
 
 
-def roi_case(dtype):
+def roi_case(dtype, live):
     opts = tensor_opts(dtype)
-    src = lambda n: f"{still('smpte', n)} ! identity name=roi"  # noqa: E731
+    src = lambda n: f"{still('smpte', n, live)} ! identity name=roi"  # noqa: E731
 
     def a(n):
         return (f"{src(n)} ! tensorbatch name=b mode=roi batch-size=16 width=224 height=224 "
@@ -140,13 +136,14 @@ def roi_case(dtype):
 
 
 CASES = {
-    "streams-f32": ("4 x 1080p NV12 -> [4,3,640,640] float32", lambda: streams_case("f32")),
+    "streams-f32": ("4 x 1080p NV12 -> [4,3,640,640] float32",
+                    lambda live: streams_case("f32", live)),
     "streams-int8": ("4 x 1080p NV12 -> [4,3,640,640] int8 quantized",
-                     lambda: streams_case("int8")),
+                     lambda live: streams_case("int8", live)),
     "roi-f32": ("16 ROIs of one 1080p NV12 frame -> [16,3,224,224] float32",
-                lambda: roi_case("f32")),
+                lambda live: roi_case("f32", live)),
     "roi-int8": ("16 ROIs of one 1080p NV12 frame -> [16,3,224,224] int8 quantized",
-                 lambda: roi_case("int8")),
+                 lambda live: roi_case("int8", live)),
 }
 
 LATENCY = ("tensorbatch name=b batch-size=4 width=320 height=320 layout=chw dtype=float32 "
@@ -200,8 +197,6 @@ def main():
     if unknown:
         ap.error(f"unknown case(s) {', '.join(unknown)}")
     rounds, n = (1, 20) if args.quick else (max(1, args.rounds), max(5, args.batches))
-    global LIVE
-    LIVE = args.live
 
     build = os.path.abspath(args.build_dir)
     app = os.path.join(build, "bench", "batch_pipeline")
@@ -212,7 +207,7 @@ def main():
     env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir)
     env.setdefault("GST_REGISTRY", os.path.join(build, "bench-registry.bin"))
 
-    print(f"# batch A/B{', live 30 fps sources' if LIVE else ''}, {rounds} round(s), "
+    print(f"# batch A/B{', live 30 fps sources' if args.live else ''}, {rounds} round(s), "
           f"N = {n} then {n // 5} batches; {os.cpu_count()} "
           f"CPUs, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
@@ -220,7 +215,7 @@ def main():
     rows = []
     for name in [c for c in names if c in CASES]:
         desc, make = CASES[name]
-        sides, per_batch, extra = make()
+        sides, per_batch, extra = make(args.live)
         argv = {s: (lambda k, f=f: [app] + extra + shlex.split(f(k))) for s, f in sides.items()}
         print(f"\n## {name}: {desc}")
         if args.print_commands:

@@ -170,7 +170,7 @@ sys.exit(0 if any(sys.argv[1] in {s.split(":")[-1] for s in t["suite"]}
 # run_lane_tests DIR: every test of the README's test command. The vivid soak (suite vm-soak) is
 # paced by vivid's 60 fps, not by the CPU: its guest uses about 0.6 of one of the two cores for
 # six minutes. So it runs while the build suite compiles its three trees, niced so that the
-# guest keeps its pace, instead of alone after them: the same tests, about five minutes less.
+# guest keeps its pace, instead of alone after them: the same tests, ~4 minutes less (testing.md).
 run_lane_tests() {
     local dir=$1 rc=0 soak_pid='' console=$1/meson-logs/vm-soak-console.txt
     local logs=(testlog)
