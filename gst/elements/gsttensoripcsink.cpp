@@ -183,6 +183,7 @@ GstFlowReturn render_impl(GstTensorIpcSink* self, GstBuffer* buffer)
     }
 
     ipc::FrameHead head = frame_head(buf, layout.get());
+    head.capture = capture_time(GST_BASE_SINK(self), buf);
     const guint n = gst_buffer_n_memory(buf);
     std::array<ipc::MemoryRecord, ipc::kMaxMemories> records;
     std::array<int, ipc::kMaxMemories + ipc::kMaxMetaFds> fds{};

@@ -34,9 +34,11 @@
  *
  * When the sender goes away without EOS (it stopped, crashed, was killed),
  * #GstTensorIpcSrc:on-disconnect decides: EOS (default) or an element error; never a hang.
- * Like shmsrc the element is not live unless #GstTensorIpcSrc:is-live is set; with
- * do-timestamp=true the buffers get this pipeline's running time instead of the sender's
- * timestamps.
+ * Timestamps: the sender sends when each frame is due there on CLOCK_MONOTONIC. Not live
+ * (the default), the buffers keep the sender's timestamps and the segment starts at the first,
+ * so a synchronised sink plays them at the sender's pace from the first frame; with
+ * #GstTensorIpcSrc:is-live each buffer's PTS is that time on this pipeline's clock, as
+ * unixfdsrc gives it; with do-timestamp=true the running time when it arrived.
  *
  * ## Example launch lines
  *
@@ -58,6 +60,7 @@
 #include "import_cache.hpp"
 #include "internal.hpp"
 #include "ipc_receiver.hpp"
+#include "tensoripc_clock.hpp"
 #include "tensoripc_common.hpp"
 #include "tensoripc_metas.hpp"
 #include "tensoripcsrc_frame.hpp"
@@ -68,9 +71,11 @@
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -123,6 +128,7 @@ private:
 struct Streaming {
     eg::StreamLayoutPtr layout; ///< the sender's current caps, read once
     bool caps_pushed = false;
+    eg::tensoripc::ReceiverSegment segment; ///< not live: where the sender's timestamps start
 };
 
 // One C++ state object per element: settings under the object lock; streaming state under
@@ -300,6 +306,37 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     return GST_FLOW_OK;
 }
 
+// Puts a frame on this pipeline's timeline (tensoripc_clock.hpp). do-timestamp: GstBaseSrc
+// stamps it on arrival. Live: its capture time on this pipeline's clock, as unixfdsrc does,
+// DTS kept as far before it as the sender had it. Not live: the sender's timestamps, in a
+// segment that starts at the first, so a synchronised sink does not wait for the sender's
+// running time to come round here. Returns the segment to push before it, if one is due.
+std::optional<GstSegment> place_in_time(GstTensorIpcSrc* self, GstBuffer* buf, GstClockTime capture)
+{
+    GstBaseSrc* src = GST_BASE_SRC(self);
+    if (gst_base_src_get_do_timestamp(src)) {
+        GST_BUFFER_PTS(buf) = GST_CLOCK_TIME_NONE;
+        GST_BUFFER_DTS(buf) = GST_CLOCK_TIME_NONE;
+        return std::nullopt;
+    }
+    if (gst_base_src_is_live(src)) {
+        const GstClockTime pts = GST_BUFFER_PTS(buf);
+        const GstClockTime dts = GST_BUFFER_DTS(buf);
+        const GstClockTime running =
+            eg::tensoripc::monotonic_to_running(GST_ELEMENT(self), capture);
+        GST_BUFFER_PTS(buf) = running;
+        GST_BUFFER_DTS(buf) = GST_CLOCK_TIME_NONE;
+        if (GST_CLOCK_TIME_IS_VALID(running) && GST_CLOCK_TIME_IS_VALID(pts) &&
+            GST_CLOCK_TIME_IS_VALID(dts))
+            GST_BUFFER_DTS(buf) =
+                dts >= pts ? running + (dts - pts) : running - std::min(running, pts - dts);
+        return std::nullopt;
+    }
+    State& st = state_of(self);
+    std::lock_guard<std::mutex> lock(st.mu);
+    return st.streaming.segment.before(GST_BUFFER_PTS(buf), GST_BUFFER_DURATION(buf));
+}
+
 // A frame the receiver checked against the protocol and the kernel: checked here against the
 // caps, rebuilt as a buffer, imported. Every early return releases the frame (its token dies
 // with the event) and closes its fds.
@@ -343,11 +380,7 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
     if (!meta)
         return reject(self, "FRAME " + std::to_string(f.head.seq) +
                                 " cannot be imported: " + (why ? why.get() : "unknown reason"));
-    if (gst_base_src_get_do_timestamp(GST_BASE_SRC(self))) {
-        // GstBaseSrc stamps buffers without timestamps with the running time.
-        GST_BUFFER_PTS(buf.get()) = GST_CLOCK_TIME_NONE;
-        GST_BUFFER_DTS(buf.get()) = GST_CLOCK_TIME_NONE;
-    }
+    std::optional<GstSegment> segment = place_in_time(self, buf.get(), f.head.capture);
     GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT ": %s, tensor %" G_GUINT64_FORMAT, f.head.seq,
                    result == GST_EDGE_TENSOR_IMPORT_HIT ? "hit" : "miss", meta->identity);
 
@@ -368,6 +401,9 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
                           (nullptr));
         return GST_FLOW_NOT_NEGOTIATED;
     }
+    if (segment && !gst_base_src_new_segment(GST_BASE_SRC(self), &*segment))
+        GST_WARNING_OBJECT(self, "cannot start a segment at %" GST_TIME_FORMAT,
+                           GST_TIME_ARGS(segment->start));
     st.receiver.count_received();
     *out = buf.release();
     return GST_FLOW_OK;

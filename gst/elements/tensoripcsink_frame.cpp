@@ -5,6 +5,7 @@
 #include "tensoripcsink_frame.hpp"
 
 #include "internal.hpp"
+#include "tensoripc_clock.hpp"
 #include "tensoripc_common.hpp"
 
 #include <gst/allocators/allocators.h>
@@ -121,6 +122,16 @@ ipc::FrameHead frame_head(GstBuffer* buf, const StreamLayout* layout)
         }
     }
     return head;
+}
+
+GstClockTime capture_time(GstBaseSink* sink, GstBuffer* buf)
+{
+    const GstClockTime pts = GST_BUFFER_PTS(buf);
+    if (!GST_CLOCK_TIME_IS_VALID(pts) || sink->segment.format != GST_FORMAT_TIME)
+        return GST_CLOCK_TIME_NONE;
+    const GstClockTime running = gst_segment_to_running_time(&sink->segment, GST_FORMAT_TIME, pts);
+    return tensoripc::running_to_monotonic(GST_ELEMENT(sink), running,
+                                           gst_base_sink_get_latency(sink));
 }
 
 } // namespace edgetensor::gst::tensoripcsink

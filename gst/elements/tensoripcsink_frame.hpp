@@ -12,6 +12,7 @@
 
 #include <edgetensor/error.hpp>
 
+#include <gst/base/gstbasesink.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
@@ -30,5 +31,9 @@ Result<ipc::MemoryRecord> describe_memory(GstMemory* mem, guint index);
 /// none for other/tensors or before caps, `layout` null); seq and caps_seq are the server's to
 /// set.
 ipc::FrameHead frame_head(GstBuffer* buf, const StreamLayout* layout);
+
+/// When `buf` is due at `sink` (its running time + base time + the sink's latency) on
+/// CLOCK_MONOTONIC, the FRAME's capture time; NONE without a PTS, a TIME segment or a clock.
+GstClockTime capture_time(GstBaseSink* sink, GstBuffer* buf);
 
 } // namespace edgetensor::gst::tensoripcsink

@@ -51,9 +51,12 @@ void install_properties(GObjectClass* klass)
                             0, G_MAXUINT64, DEFAULT_TIMEOUT, ready));
     g_object_class_install_property(
         klass, PROP_IS_LIVE,
-        g_param_spec_boolean("is-live", "Is live",
-                             "Act as a live source, as shmsrc is-live does (default false)",
-                             DEFAULT_IS_LIVE, ready));
+        g_param_spec_boolean(
+            "is-live", "Is live",
+            "Act as a live source: each frame's PTS is its capture time at the sender put on "
+            "this pipeline's clock, as unixfdsrc does (default false: the sender's "
+            "timestamps, in a segment that starts at the first)",
+            DEFAULT_IS_LIVE, ready));
     g_object_class_install_property(
         klass, PROP_ALLOWED_UID,
         g_param_spec_int("allowed-uid", "Allowed uid",

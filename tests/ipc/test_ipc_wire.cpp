@@ -91,6 +91,7 @@ TEST(IpcWire, EveryMessageRoundTrips)
     FrameHead head;
     head.seq = 11;
     head.pts = 1000;
+    head.capture = 123456789012345;
     head.caps_seq = 7;
     head.n_planes = 2;
     head.plane_offset[1] = 4096;
@@ -103,6 +104,8 @@ TEST(IpcWire, EveryMessageRoundTrips)
     auto f = parse(frame_bytes(head, {flat_record(8192)}), std::move(fds), false);
     ASSERT_TRUE(f) << f.error().message();
     EXPECT_EQ(f->frame.head.seq, 11u);
+    EXPECT_EQ(f->frame.head.pts, 1000u);
+    EXPECT_EQ(f->frame.head.capture, 123456789012345u) << "the capture time travels (version 4)";
     EXPECT_EQ(f->frame.head.n_memories, 1u);
     EXPECT_EQ(f->frame.fds[0].get(), raw);
     EXPECT_EQ(f->frame.total_size(), 8192u);

@@ -31,7 +31,9 @@ namespace edgetensor::ipc
 inline constexpr uint32_t kMagic = 0x50495445u; ///< "ETIP" in memory order
 /// 2: FRAME carries a meta section (GStreamer's tensor and analytics metas) and meta fds.
 /// 3: DONE, so a receiver that takes no more frames stops holding the sender back.
-inline constexpr uint16_t kVersion = 3;
+/// 4: FRAME carries the frame's capture time on CLOCK_MONOTONIC, so a live receiver can put
+///    it on its own pipeline's clock (as unixfdsink/unixfdsrc do).
+inline constexpr uint16_t kVersion = 4;
 inline constexpr size_t kHeaderSize = 16;
 /// The largest record either side accepts (a FRAME is under 1 KiB; caps strings dominate).
 inline constexpr size_t kMaxMessage = 64 * 1024;
@@ -84,6 +86,10 @@ struct FrameHead {
     uint64_t duration = UINT64_MAX;
     uint64_t offset = UINT64_MAX;
     uint64_t offset_end = UINT64_MAX;
+    /// When the frame is due at the sender (its running time + base time + the sink's
+    /// latency), on CLOCK_MONOTONIC in ns: a time both processes read alike. UINT64_MAX: none
+    /// (no valid PTS, or no clock at the sender).
+    uint64_t capture = UINT64_MAX;
     uint32_t flags = 0;
     uint32_t caps_seq = 0;
     uint32_t n_memories = 0; ///< 1..kMaxMemories, = fds attached
@@ -93,7 +99,7 @@ struct FrameHead {
     uint32_t meta_bytes = 0; ///< bytes of the meta section after the memory records (0: none)
     uint32_t n_meta_fds = 0; ///< fds after the memories' that the meta section names
 };
-static_assert(sizeof(FrameHead) == 120);
+static_assert(sizeof(FrameHead) == 128);
 
 /// One GstMemory of the buffer: the tensor behind its fd, and the memory's window on it.
 struct MemoryRecord {

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+//
+// When tensoripcsrc's frames are due: a receiver's pipeline has its own clock and base time, so
+// the sender's running time means nothing there. Not live, the receiver keeps the sender's
+// timestamps and starts its segment at the first (a synchronised sink plays them as they come);
+// live, it puts each frame's capture time on its own clock (as unixfdsrc does).
+
+#include "ipc_test_util.hpp"
+
+#include <gst/app/gstappsink.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace edgetensor::test
+{
+namespace
+{
+
+using namespace std::chrono_literals;
+
+class GstIpcTiming : public ::testing::Test
+{
+protected:
+    static void SetUpTestSuite()
+    {
+        load_system_plugins();
+        // videotestsrc's timestamp-offset stands for a sender that has been up a while.
+        const std::string path = std::string(ET_GST_PLUGINS_DIR) + "/libgstvideotestsrc.so";
+        GError* err = nullptr;
+        if (GstPlugin* p = gst_plugin_load_file(path.c_str(), &err))
+            gst_object_unref(p);
+        else
+            ADD_FAILURE() << "cannot load " << path << ": " << (err ? err->message : "");
+        g_clear_error(&err);
+    }
+};
+
+constexpr const char* kSmallNv12 = "video/x-raw,format=NV12,width=64,height=32,framerate=30/1";
+constexpr GstClockTime kFrame = GST_SECOND / 30;
+
+MiniObjectPtr<GstSample> pull(const Pipeline& p, std::chrono::milliseconds timeout = 5s)
+{
+    return MiniObjectPtr<GstSample>(gst_app_sink_try_pull_sample(
+        GST_APP_SINK(p.by_name("out")), GstClockTime(timeout.count()) * GST_MSECOND));
+}
+
+GstClockTime running_time_now(const Pipeline& p)
+{
+    GstClock* clock = gst_element_get_clock(p.get());
+    if (!clock)
+        return GST_CLOCK_TIME_NONE;
+    const GstClockTime now = gst_clock_get_time(clock);
+    gst_object_unref(clock);
+    return now - gst_element_get_base_time(p.get());
+}
+
+// The sender's frames are stamped 100 s on (a sender that has been up for a while): a
+// receiver with a synchronised sink must play them at their pace from the first, not wait
+// 100 s for its own running time to get there.
+TEST_F(GstIpcTiming, NotLive_ASyncedSinkPlaysTheSendersFramesFromTheFirst)
+{
+    constexpr int kFrames = 45;
+    constexpr GstClockTime kOffset = 100 * GST_SECOND;
+    SocketDir dir;
+    Pipeline tx("videotestsrc num-buffers=" + std::to_string(kFrames) +
+                " timestamp-offset=" + std::to_string(kOffset) + " ! " + kSmallNv12 +
+                " ! tensoripcsink socket-path=" + dir.path() +
+                " wait-for-connection=true block=true sync=false");
+    Pipeline rx("tensoripcsrc socket-path=" + dir.path() +
+                " ! appsink name=out sync=true max-buffers=4 enable-last-sample=false");
+    ASSERT_TRUE(tx && rx);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    std::chrono::steady_clock::time_point first_at, last_at;
+    for (int n = 0; n < kFrames; ++n) {
+        auto s = pull(rx);
+        ASSERT_TRUE(s) << "frame " << n
+                       << " did not come within 5 s: the sink waits for the "
+                          "sender's running time";
+        (n == 0 ? first_at : last_at) = std::chrono::steady_clock::now();
+        GstBuffer* b = gst_sample_get_buffer(s.get());
+        EXPECT_EQ(GST_BUFFER_PTS(b), kOffset + gst_util_uint64_scale(n, GST_SECOND, 30))
+            << "the sender's PTS is kept";
+        const GstSegment* seg = gst_sample_get_segment(s.get());
+        ASSERT_TRUE(seg);
+        EXPECT_EQ(seg->start, kOffset) << "the segment starts at the first frame";
+        EXPECT_EQ(seg->time, kOffset) << "stream time is the sender's PTS";
+        if (n == 0) {
+            EXPECT_EQ(gst_segment_to_running_time(seg, GST_FORMAT_TIME, GST_BUFFER_PTS(b)), 0u);
+        }
+    }
+    // 44 frame intervals of 33 ms after the first: the sink did synchronise.
+    const auto paced = std::chrono::duration_cast<std::chrono::milliseconds>(last_at - first_at);
+    EXPECT_GE(paced.count(), 1000)
+        << "frames rendered in " << paced.count() << " ms: not paced by the clock";
+    auto eos = rx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR), 5s);
+    ASSERT_TRUE(eos);
+    EXPECT_EQ(GST_MESSAGE_TYPE(eos.get()), GST_MESSAGE_EOS) << message_text(eos.get());
+}
+
+// A live sender that has been running 1.5 s before this receiver plays: the receiver's frames
+// carry their capture time on its own running time (not the sender's, 1.5 s ahead), one frame
+// interval apart.
+TEST_F(GstIpcTiming, Live_FramesCarryTheirCaptureTimeOnThisPipelinesClock)
+{
+    constexpr int kFrames = 30;
+    SocketDir dir;
+    Pipeline tx("tensortestsrc is-live=true pattern=frame-counter ! " + std::string(kSmallNv12) +
+                " ! tensoripcsink socket-path=" + dir.path() +
+                " wait-for-connection=false sync=false");
+    Pipeline rx("tensoripcsrc is-live=true socket-path=" + dir.path() +
+                " ! appsink name=out sync=false max-buffers=" + std::to_string(kFrames + 10) +
+                " enable-last-sample=false");
+    ASSERT_TRUE(tx && rx);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    std::vector<GstClockTime> pts;
+    for (int n = 0; n < kFrames; ++n) {
+        auto s = pull(rx);
+        ASSERT_TRUE(s) << "frame " << n;
+        const GstClockTime now = running_time_now(rx);
+        const GstClockTime t = GST_BUFFER_PTS(gst_sample_get_buffer(s.get()));
+        ASSERT_TRUE(GST_CLOCK_TIME_IS_VALID(t)) << "frame " << n;
+        ASSERT_TRUE(GST_CLOCK_TIME_IS_VALID(now));
+        // Due at most the sender's latency (one frame) ahead of now, captured at most 1 s ago
+        // (a loaded machine); the sender's own running time would be ~1.5 s ahead.
+        EXPECT_LE(t, now + 3 * kFrame)
+            << "frame " << n << ": PTS " << double(t) / GST_SECOND << " s, running time here "
+            << double(now) / GST_SECOND << " s";
+        EXPECT_GE(t + GST_SECOND, now) << "frame " << n;
+        pts.push_back(t);
+    }
+    // The first frames may have been sent while this pipeline was still going to PLAYING:
+    // captured before its base time, they are due at once (0). From then on, the sender's pace.
+    constexpr size_t kSettled = 3;
+    for (size_t i = kSettled + 1; i < pts.size(); ++i)
+        EXPECT_GT(pts[i], pts[i - 1]) << "frame " << i;
+    const GstClockTime mean = (pts.back() - pts[kSettled]) / (pts.size() - 1 - kSettled);
+    EXPECT_NEAR(double(mean), double(kFrame), double(kFrame) / 4)
+        << "the sender's pace, on this clock";
+}
+
+} // namespace
+} // namespace edgetensor::test
