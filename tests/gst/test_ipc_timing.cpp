@@ -8,6 +8,7 @@
 #include "ipc_test_util.hpp"
 
 #include <gst/app/gstappsink.h>
+#include <gst/edgetensor/edgetensor.h>
 
 #include <chrono>
 #include <string>
@@ -142,6 +143,52 @@ TEST_F(GstIpcTiming, Live_FramesCarryTheirCaptureTimeOnThisPipelinesClock)
     const GstClockTime mean = (pts.back() - pts[kSettled]) / (pts.size() - 1 - kSettled);
     EXPECT_NEAR(double(mean), double(kFrame), double(kFrame) / 4)
         << "the sender's pace, on this clock";
+}
+
+// Two cameras in other processes, started 1.5 s apart, batched here: with both put on this
+// pipeline's clock their frames are due together, so tensorbatch fills every batch (each
+// sender's own running time would put one stream 1.5 s ahead of the other, and the batches
+// would wait for it).
+TEST_F(GstIpcTiming, Live_TwoSendersStartedApartFillEveryBatch)
+{
+    constexpr int kBatches = 30;
+    SocketDir dir;
+    const std::string s0 = dir.path() + "0", s1 = dir.path() + "1";
+    auto camera = [&](const std::string& sock) {
+        return "tensortestsrc is-live=true pattern=frame-counter ! " + std::string(kSmallNv12) +
+               " ! tensoripcsink socket-path=" + sock + " wait-for-connection=false sync=false";
+    };
+    Pipeline cam0(camera(s0)), cam1(camera(s1));
+    Pipeline rx("tensorbatch name=b batch-size=2 width=32 height=32 batched-push-timeout=" +
+                std::to_string(20 * GST_MSECOND) +
+                " ! appsink name=out sync=true max-buffers=" + std::to_string(kBatches + 10) +
+                " enable-last-sample=false tensoripcsrc is-live=true socket-path=" + s0 +
+                " ! b.sink_0 tensoripcsrc is-live=true socket-path=" + s1 + " ! b.sink_1");
+    ASSERT_TRUE(cam0 && cam1 && rx);
+    ASSERT_NE(cam0.play(), GST_STATE_CHANGE_FAILURE);
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_NE(cam1.play(), GST_STATE_CHANGE_FAILURE);
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    int full = 0;
+    std::chrono::steady_clock::time_point first_at;
+    for (int n = 0; n < kBatches; ++n) {
+        auto s = pull(rx);
+        ASSERT_TRUE(s) << "batch " << n << " did not come within 5 s";
+        if (n == 0)
+            first_at = std::chrono::steady_clock::now();
+        GstEdgeTensorBatchMeta* m =
+            gst_buffer_get_edge_tensor_batch_meta(gst_sample_get_buffer(s.get()));
+        ASSERT_TRUE(m) << "batch " << n;
+        ASSERT_EQ(m->n_slots, 2u);
+        full += (m->slots[0].filled && m->slots[1].filled) ? 1 : 0;
+    }
+    // The first batch or two may catch one stream before the other's first frame arrives.
+    EXPECT_GE(full, kBatches - 3) << full << " of " << kBatches << " batches full";
+    // At the cameras' pace (29 intervals of 33 ms), not held back by a stream 1.5 s ahead.
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - first_at);
+    EXPECT_LT(took.count(), 3000) << kBatches << " batches took " << took.count() << " ms";
 }
 
 } // namespace
