@@ -153,6 +153,13 @@ inline std::string message_text(GstMessage* m)
     return s;
 }
 
+/// The next sample of the appsink named "out" in `p`, or null after `timeout`.
+inline MiniObjectPtr<GstSample> pull(const Pipeline& p, std::chrono::milliseconds timeout = 5s)
+{
+    return MiniObjectPtr<GstSample>(gst_app_sink_try_pull_sample(
+        GST_APP_SINK(p.by_name("out")), GstClockTime(timeout.count()) * GST_MSECOND));
+}
+
 /// A private directory for sockets, removed with what is in it.
 class SocketDir
 {

@@ -50,12 +50,6 @@ std::string receiver(const std::string& path, const std::string& extra = "")
            " ! appsink name=out sync=false max-buffers=8 enable-last-sample=false";
 }
 
-MiniObjectPtr<GstSample> pull(const Pipeline& p, std::chrono::milliseconds timeout = 5s)
-{
-    return MiniObjectPtr<GstSample>(gst_app_sink_try_pull_sample(
-        GST_APP_SINK(p.by_name("out")), GstClockTime(timeout.count()) * GST_MSECOND));
-}
-
 TEST_F(GstIpc, FramesArriveWithContentTimestampsAndOneIdentityPerRemoteBuffer)
 {
     const auto before = open_fds();

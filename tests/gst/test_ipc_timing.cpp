@@ -5,6 +5,7 @@
 // timestamps and starts its segment at the first (a synchronised sink plays them as they come);
 // live, it puts each frame's capture time on its own clock (as unixfdsrc does).
 
+#include "element_harness.hpp"
 #include "ipc_test_util.hpp"
 
 #include <gst/app/gstappsink.h>
@@ -29,24 +30,12 @@ protected:
     {
         load_system_plugins();
         // videotestsrc's timestamp-offset stands for a sender that has been up a while.
-        const std::string path = std::string(ET_GST_PLUGINS_DIR) + "/libgstvideotestsrc.so";
-        GError* err = nullptr;
-        if (GstPlugin* p = gst_plugin_load_file(path.c_str(), &err))
-            gst_object_unref(p);
-        else
-            ADD_FAILURE() << "cannot load " << path << ": " << (err ? err->message : "");
-        g_clear_error(&err);
+        load_system_plugin("videotestsrc");
     }
 };
 
 constexpr const char* kSmallNv12 = "video/x-raw,format=NV12,width=64,height=32,framerate=30/1";
 constexpr GstClockTime kFrame = GST_SECOND / 30;
-
-MiniObjectPtr<GstSample> pull(const Pipeline& p, std::chrono::milliseconds timeout = 5s)
-{
-    return MiniObjectPtr<GstSample>(gst_app_sink_try_pull_sample(
-        GST_APP_SINK(p.by_name("out")), GstClockTime(timeout.count()) * GST_MSECOND));
-}
 
 GstClockTime running_time_now(const Pipeline& p)
 {
