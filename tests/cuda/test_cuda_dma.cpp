@@ -248,11 +248,33 @@ TEST_P(CudaDma, NegativeFailedImportClosesTheDupAndCanBeRetried)
     EXPECT_NE(m.error().message().find("cudaImportExternalMemory failed with cudaErrorUnknown"),
               std::string::npos)
         << m.error().message();
+    // What a real driver for a discrete GPU answers for every DMA-BUF (docs/cuda.md): the
+    // message says why and what to use instead.
+    EXPECT_NE(m.error().message().find("does not take this DMA-BUF as CUDA external memory"),
+              std::string::npos)
+        << m.error().message();
+    EXPECT_NE(m.error().message().find("Map a PBO tensor instead"), std::string::npos)
+        << m.error().message();
+    EXPECT_NE(m.error().message().find("(provider '"), std::string::npos) << m.error().message();
     EXPECT_EQ(open_fds(), before) << "the dup must be closed when CUDA did not take it";
     EXPECT_EQ(sim_->live("imports"), 0);
     auto again = t->cuda_map();
     ASSERT_TRUE(again) << again.error().message();
     EXPECT_EQ(sim_->calls("cudaImportExternalMemory"), 2);
+}
+
+TEST_P(CudaDma, NegativeImportOutOfMemoryIsAnAllocationFailureWithoutTheDmaBufAdvice)
+{
+    ET_SIM_OR_SKIP();
+    auto t = make({4096});
+    ASSERT_TRUE(t) << t.error().message();
+    sim_->fail("cudaImportExternalMemory", 2, 1);
+    auto m = t->cuda_map();
+    ASSERT_FALSE(m);
+    EXPECT_EQ(m.error().code(), ErrorCode::AllocationFailed);
+    EXPECT_NE(m.error().message().find("cudaErrorMemoryAllocation"), std::string::npos)
+        << m.error().message();
+    EXPECT_EQ(m.error().message().find("PBO"), std::string::npos) << m.error().message();
 }
 
 TEST_P(CudaDma, NegativeFailedBufferMappingDestroysTheImportWhichOwnsTheFd)

@@ -8,7 +8,12 @@
 #include "fault_util.hpp"
 #include "require.hpp"
 
+#include "dma/dma_internal.hpp"
+#include "tensor_access.hpp"
+
+#include <edgetensor/convert.hpp>
 #include <edgetensor/dma.hpp>
+#include <edgetensor/gl.hpp>
 #include <edgetensor/tensor.hpp>
 
 #include <sys/mman.h>
@@ -43,8 +48,9 @@ UniqueFd memfd(size_t size)
 TEST(FaultHook, SpecGrammar)
 {
     std::string why;
-    for (const char* good : {"mmap=ENOMEM", "dma-buf-sync=EINTR*1", "mmap=ENOMEM@2*1", "dup=24",
-                             "fstat=EIO,fstatfs=EIO", "dma-heap-alloc=ENOMEM@1,udmabuf-create=EIO"})
+    for (const char* good :
+         {"mmap=ENOMEM", "dma-buf-sync=EINTR*1", "mmap=ENOMEM@2*1", "dup=24", "mmap=ENOTSUPP",
+          "fstat=EIO,fstatfs=EIO", "dma-heap-alloc=ENOMEM@1,udmabuf-create=EIO"})
         EXPECT_TRUE(detail::fault_spec_valid(good, &why)) << good << ": " << why;
     struct Bad {
         const char* spec;
@@ -311,6 +317,81 @@ TEST(FaultDma, AnMmapFailureFailsTheMapAndTheNextMapWorks)
         ASSERT_TRUE(again) << again.error().message();
     }
     expect_same_footprint(before, "after the tensor died");
+}
+
+/// A DMA storage over a memfd (the library's internal seam): runs the DMA-BUF storage's CPU map
+/// on any host. Its mmap is what the fault replaces; a memfd has no DMA_BUF_IOCTL_SYNC.
+Result<TensorDyn> memfd_as_dma(size_t bytes, std::string_view name)
+{
+    UniqueFd fd(::memfd_create("fault-test", MFD_CLOEXEC));
+    if (!fd || ::ftruncate(fd.get(), off_t(bytes)) != 0)
+        return unexpected(Error::io(errno, "memfd"));
+    auto s = detail::make_dma_storage(std::move(fd), bytes, CpuAccess::ReadWrite, "import");
+    if (!s)
+        return unexpected(std::move(s).error());
+    return detail::TensorAccess::wrap(std::move(*s), DType::U8, {bytes}, {}, 0, name);
+}
+
+// A GPU driver's DMA-BUF of its own memory (CUDA's cuMemGetHandleForAddressRange on an H200,
+// docs/cuda.md) refuses mmap with the kernel's ENOTSUPP (524), which libc has no text for.
+TEST(FaultDma, AnExporterRefusingCpuMapsIsNamedWithWhatToDo)
+{
+    ET_REQUIRE_FAULT("mmap=ENOTSUPP");
+    const Footprint before;
+    {
+        auto t = memfd_as_dma(4096, "device-memory");
+        ASSERT_TRUE(t) << t.error().message();
+        auto m = t->map_read();
+        ASSERT_FALSE(m);
+        const std::string& msg = m.error().message();
+        EXPECT_EQ(m.error().code(), ErrorCode::Io);
+        EXPECT_EQ(m.error().sys_errno(), 524);
+        EXPECT_TRUE(contains(msg, "mmap of DMA-BUF (import, 4096 bytes) failed")) << msg;
+        EXPECT_TRUE(contains(msg, "does not let the CPU map it")) << msg;
+        EXPECT_TRUE(contains(msg, "Operation not supported by the driver (ENOTSUPP)")) << msg;
+        EXPECT_FALSE(contains(msg, "Unknown error")) << msg;
+    }
+    expect_same_footprint(before, "after the tensor died");
+}
+
+// The same buffer as a GL converter's source: the import and the upload both fail, and the
+// error says why for each (an EGL that imports DMA-BUFs refuses a memfd; llvmpipe imports none).
+TEST(FaultDma, AGlSourceNeitherImportedNorMappableNamesBothReasons)
+{
+    ET_REQUIRE_FAULT("mmap=ENOTSUPP");
+    if (!gl_built() || !GlContext::probe())
+        GTEST_SKIP() << "no GL context here";
+    const Footprint before;
+    {
+        const size_t w = 64, h = 32;
+        auto flat = memfd_as_dma(w * h * 3 / 2, "device-memory");
+        ASSERT_TRUE(flat) << flat.error().message();
+        const PlaneLayout planes[] = {{0, w}, {w * h, w}};
+        auto src = flat->as_image(w, h, PixelFormat::Nv12, planes);
+        ASSERT_TRUE(src) << src.error().message();
+        ConvertConfig c;
+        c.src_format = ConvertFormat::Nv12;
+        c.src_width = w;
+        c.src_height = h;
+        c.dst_width = 32;
+        c.dst_height = 16;
+        c.compute = ConvertCompute::Gl;
+        auto conv = Converter::create(c);
+        ASSERT_TRUE(conv) << conv.error().message();
+        auto dst = TensorDyn::create(DType::U8, {16, 32, 3});
+        ASSERT_TRUE(dst);
+        auto r = conv->run(*src, *dst);
+        ASSERT_FALSE(r);
+        const std::string& msg = r.error().message();
+        EXPECT_EQ(r.error().sys_errno(), 524) << msg;
+        EXPECT_TRUE(contains(msg, "source plane 0 of 'device-memory' can be neither imported ("))
+            << msg;
+        EXPECT_TRUE(contains(msg, ") nor uploaded: mmap of DMA-BUF")) << msg;
+        EXPECT_TRUE(contains(msg, "(ENOTSUPP)")) << msg;
+        EXPECT_EQ(conv->gl_stats().zero_copy_declines, 1u);
+        EXPECT_EQ(conv->gl_stats().uploads, 0u);
+    }
+    expect_same_footprint(before, "after the converter and tensors died");
 }
 
 } // namespace

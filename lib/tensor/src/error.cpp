@@ -63,6 +63,13 @@ Error Error::io(int err, std::string_view what)
     return e;
 }
 
+Error Error::with_context(std::string_view context) const
+{
+    Error e = *this;
+    e.message_ = std::string(context) + ": " + message_;
+    return e;
+}
+
 namespace detail
 {
 namespace
@@ -73,8 +80,12 @@ struct ErrnoName {
     const char* name;
 };
 
+// The kernel's internal "not supported" code. It is not in libc's errno.h, yet some drivers'
+// hooks hand it to user space: NVIDIA's DMA-BUF exports of GPU memory refuse mmap with it.
+constexpr int kEnotsupp = 524;
+
 // The errnos our system calls report, and those a fault test may inject.
-constexpr std::array<ErrnoName, 28> kErrnoNames{{
+constexpr std::array<ErrnoName, 29> kErrnoNames{{
     {EPERM, "EPERM"},     {ENOENT, "ENOENT"},       {EINTR, "EINTR"},
     {EIO, "EIO"},         {ENXIO, "ENXIO"},         {EBADF, "EBADF"},
     {EAGAIN, "EAGAIN"},   {ENOMEM, "ENOMEM"},       {EACCES, "EACCES"},
@@ -84,7 +95,7 @@ constexpr std::array<ErrnoName, 28> kErrnoNames{{
     {ENOSPC, "ENOSPC"},   {ESPIPE, "ESPIPE"},       {EROFS, "EROFS"},
     {ERANGE, "ERANGE"},   {ENOSYS, "ENOSYS"},       {EOVERFLOW, "EOVERFLOW"},
     {ENOTSUP, "ENOTSUP"}, {ETIMEDOUT, "ETIMEDOUT"}, {ECANCELED, "ECANCELED"},
-    {EDEADLK, "EDEADLK"},
+    {EDEADLK, "EDEADLK"}, {kEnotsupp, "ENOTSUPP"},
 }};
 
 } // namespace
@@ -107,7 +118,8 @@ std::optional<int> errno_from_name(std::string_view name) noexcept
 
 std::string errno_text(int err)
 {
-    std::string s = std::strerror(err);
+    // libc has no text for ENOTSUPP ("Unknown error 524").
+    std::string s = err == kEnotsupp ? "Operation not supported by the driver" : std::strerror(err);
     if (const char* n = errno_name(err)) {
         s += " (";
         s += n;

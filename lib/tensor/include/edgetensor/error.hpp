@@ -58,6 +58,9 @@ public:
     int sys_errno() const noexcept { return errno_; }
     /// A sentence a user can act on.
     const std::string& message() const noexcept { return message_; }
+    /// The same error (code, errno, magic) with "`context`: " put before its message, for a
+    /// caller that knows what the failed step was for.
+    Error with_context(std::string_view context) const;
 
 private:
     ErrorCode code_;

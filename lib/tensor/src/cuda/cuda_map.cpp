@@ -70,7 +70,18 @@ Result<std::unique_ptr<ExternalBuffer>> ExternalBuffer::import(int fd, size_t si
     if (e != cudaSuccess) {
         // Only a successful import transfers the fd to CUDA.
         ::close(dup);
-        return call_failed(cu, what, "cudaImportExternalMemory", e);
+        // Allocation failures say enough; anything else is the driver refusing the handle.
+        Unexpected u = call_failed(cu, what, "cudaImportExternalMemory", e);
+        if (u.error.code() == ErrorCode::AllocationFailed)
+            return u;
+        return make_error(
+            u.error.code(),
+            u.error.message() +
+                ". The driver does not take this DMA-BUF as CUDA external memory: CUDA imports "
+                "the opaque fds CUDA or Vulkan export, and NVIDIA's drivers for discrete GPUs "
+                "refuse DMA-BUFs (from a camera, a dma-heap, another device, or CUDA itself). "
+                "Map a PBO tensor instead (GlContext::create_pbo, a GL converter's "
+                "destination)");
     }
     cudaExternalMemoryBufferDesc buf{};
     buf.offset = 0;

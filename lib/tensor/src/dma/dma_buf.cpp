@@ -129,9 +129,7 @@ public:
                               : ::mmap(nullptr, capacity_, prot, MAP_SHARED, fd_.get(), 0);
                 if (p == MAP_FAILED) {
                     const int err = errno;
-                    return unexpected(Error::io(err, "mmap of DMA-BUF (" + provider_ + ", " +
-                                                         std::to_string(capacity_) +
-                                                         " bytes) failed"));
+                    return unexpected(mmap_failed(err));
                 }
                 base_ = static_cast<uint8_t*>(p);
             }
@@ -168,8 +166,8 @@ public:
     {
         std::lock_guard lock(cuda_mu_);
         if (!cuda_) {
-            auto imp = cuda::ExternalBuffer::import(fd_.get(), capacity_,
-                                                    "CUDA import of a " + provider_ + " DMA-BUF");
+            auto imp = cuda::ExternalBuffer::import(
+                fd_.get(), capacity_, "CUDA import of a DMA-BUF (provider '" + provider_ + "')");
             if (!imp)
                 return unexpected(std::move(imp).error());
             cuda_ = std::move(*imp);
@@ -178,6 +176,20 @@ public:
     }
 
 private:
+    Error mmap_failed(int err) const
+    {
+        std::string what =
+            "mmap of DMA-BUF (" + provider_ + ", " + std::to_string(capacity_) + " bytes) failed";
+        // The exporter's mmap hook refused (it has none: EINVAL; it will not: ENOTSUPP, ...).
+        // Device memory behaves so: a GPU driver's DMA-BUF of its own memory.
+        if (err == EINVAL || err == ENODEV || err == ENOTSUP || err == 524 /* ENOTSUPP */)
+            what += ": the exporter of this buffer does not let the CPU map it, as with device "
+                    "memory (a GPU's own memory exported as a DMA-BUF); hand it to a consumer on "
+                    "that device, or have the producer allocate CPU-mappable memory (dma-heap, "
+                    "udmabuf)";
+        return Error::io(err, what);
+    }
+
     UniqueFd fd_;
     bool writable_;
     std::string provider_;

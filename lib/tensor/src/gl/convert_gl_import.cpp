@@ -159,6 +159,7 @@ ConvertBackend::sources_from_tensor(const TensorDyn& src, std::optional<RawMap>&
         auto w = source_window(src, p);
         if (!w)
             return unexpected(std::move(w).error());
+        std::string declined;
         if (w->storage->memory() == TensorMemory::Dma && w->fd >= 0) {
             auto g = grid_source(src, p, *w, keys, out, map);
             if (g) {
@@ -166,10 +167,19 @@ ConvertBackend::sources_from_tensor(const TensorDyn& src, std::optional<RawMap>&
                 continue;
             }
             ++counters_.zero_copy_declines;
+            declined = g.error().message();
             ET_LOG_DEBUG(kCat, "source plane %zu of '%s' uploaded, not imported: %s", p,
-                         src.name().c_str(), g.error().message().c_str());
+                         src.name().c_str(), declined.c_str());
         }
-        EDGETENSOR_TRY(upload_source(src, p, *w, map));
+        if (auto u = upload_source(src, p, *w, map); !u) {
+            // A DMA-BUF that can be neither imported nor mapped (device memory of another
+            // driver): both reasons, or the user sees only the mmap's.
+            if (declined.empty())
+                return unexpected(std::move(u).error());
+            return unexpected(u.error().with_context("source plane " + std::to_string(p) + " of '" +
+                                                     src.name() + "' can be neither imported (" +
+                                                     declined + ") nor uploaded"));
+        }
         out[p] = {upload_tex_[p], 0, 0};
     }
     return out;
