@@ -7,25 +7,35 @@
 # binaries against the real libcudart.
 #
 #   tools/cuda-device-check.sh            build build-cuda/, then run every step below
+#   SKIP_BUILD=1 BUILD_DIR=DIR tools/cuda-device-check.sh
+#                                         run DIR's test binaries as they are: a build made on
+#                                         another machine (a GPU server without Debian's
+#                                         packages) with DIR/lib/tensor and DIR/tests/{cuda,gl}
+#                                         copied over, their libraries (libdrm.so.2) findable
 #
 # Steps, each reported as PASS/FAIL/SKIP, then one line "N passed, N failed, N skipped":
-#   device     the runtime loads and cudaGetDeviceCount() reports a device (else the next
-#              four steps are skipped)
-#   abi        compiles a C file against the toolkit's cuda_runtime_api.h / cuda_gl_interop.h
-#              that checks the layouts and values edgetensor declares itself
-#              (lib/tensor/src/cuda/cuda_api.hpp) against CUDA's own
+#   device     the runtime loads and cudaGetDeviceCount() reports a device (else the steps
+#              that need one are skipped)
+#   abi        compiles a C++ file against the toolkit's cuda_runtime_api.h that checks the
+#              layouts and values edgetensor declares itself (lib/tensor/src/cuda/cuda_api.hpp)
+#              against CUDA's own
 #   table      cuda_table_test: the runtime loads through EDGETENSOR_CUDART, a device answers
 #   dma        cuda_dma_test: DMA-BUF tensors imported as CUDA external memory (needs a DMA-BUF
 #              provider: /dev/dma_heap/system or /dev/udmabuf, else it skips)
+#   gpu-dmabuf cuda_device_dmabuf_test: GPU memory CUDA exports as a DMA-BUF, through from_fd,
+#              a CPU map, cuda_map() and the GL converter: the bytes, or each refusal's reason
 #   pbo        cuda_pbo_test: PBOs registered through the GL thread (needs an EGL context on the
 #              NVIDIA GPU: set EDGETENSOR_GL_DEVICE=/dev/dri/renderD* if EGL picks another one)
 #   roundtrip  the converter's output in a DMA-BUF and in a PBO, cuda_map(), cudaMemcpy back to
 #              the host: equal to the CPU output (the ConverterOutput* tests of dma and pbo)
+#   gl         gl_convert_test, gl_pbo_test, gl_dma_buf_formats_test on the GPU's own GL
+#              (FAIL when the context is a software renderer): every format against the CPU
+#              engine and the reference, and the DMA-BUF formats and modifiers the driver lists
 #   absent     with EDGETENSOR_CUDART pointing nowhere, the same machine runs without CUDA
 #
 # Environment: EDGETENSOR_CUDART (the runtime to test; default: the first libcudart found by
 # ldconfig, in $CUDA_HOME/lib64 or /usr/local/cuda/lib64), CUDA_HOME (default /usr/local/cuda),
-# BUILD_DIR (default build-cuda), SKIP_DEPS=1 (do not install Debian packages).
+# BUILD_DIR (default build-cuda), SKIP_DEPS=1 (do not install Debian packages), SKIP_BUILD=1.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -68,23 +78,25 @@ fi
 log "CUDA runtime: $cudart"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >&2
 
-if [ "${SKIP_DEPS:-0}" != 1 ]; then
-    tools/dev.sh deps || log "could not install the Debian packages; building with what is here"
-fi
-log "building $dir"
-if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" --wrap-mode=nodownload -Dtests=enabled >/dev/null
+if [ "${SKIP_BUILD:-0}" = 1 ]; then
+    log "using the binaries in $dir as they are (SKIP_BUILD=1)"
 else
-    meson setup "$dir" --wrap-mode=nodownload -Dtests=enabled -Dbenchmarks=disabled >/dev/null
-fi >&2 || exit 1
-meson compile -C "$dir" >&2 || exit 1
+    if [ "${SKIP_DEPS:-0}" != 1 ]; then
+        tools/dev.sh deps || log "could not install the Debian packages; building with what is here"
+    fi
+    log "building $dir"
+    if [ -f "$dir/build.ninja" ]; then
+        meson setup --reconfigure "$dir" --wrap-mode=nodownload -Dtests=enabled >/dev/null
+    else
+        meson setup "$dir" --wrap-mode=nodownload -Dtests=enabled -Dbenchmarks=disabled >/dev/null
+    fi >&2 || exit 1
+    meson compile -C "$dir" >&2 || exit 1
+fi
 
 # abi: our declarations against CUDA's headers.
 if [ -f "$cuda_home/include/cuda_runtime_api.h" ]; then
     tmp=$(mktemp -d)
     cat >"$tmp/abi.cpp" <<'EOF'
-#include <GL/gl.h>
-#include <cuda_gl_interop.h>
 #include <cuda_runtime_api.h>
 #include "cuda/cuda_api.hpp"
 #include <cstddef>
@@ -155,16 +167,39 @@ why=$(env -u EDGETENSOR_TEST_SIMCUDA EDGETENSOR_CUDART="$cudart" \
     "$dir/tests/cuda/cuda_absent_test" --gtest_filter='*TheReasonSaysWhy' 2>&1 | sed -n 's/^reason: //p')
 if [ -n "$why" ]; then
     result device FAIL "$why"
-    for step in table dma pbo roundtrip; do
+    for step in table dma gpu-dmabuf pbo roundtrip; do
         result "$step" SKIP "no CUDA device"
     done
 else
     result device PASS "$cudart loads and reports a device"
     run table "$dir/tests/cuda/cuda_table_test"
     run dma "$dir/tests/cuda/cuda_dma_test"
+    run gpu-dmabuf "$dir/tests/cuda/cuda_device_dmabuf_test"
     run pbo "$dir/tests/cuda/cuda_pbo_test"
     run roundtrip "$dir/tests/cuda/cuda_dma_test" --gtest_filter='*ConverterOutput*dma_buf*'
     run roundtrip "$dir/tests/cuda/cuda_pbo_test" --gtest_filter='*ConverterOutput*'
+fi
+
+# gl: the GL suites on the GPU's own driver (a software renderer proves nothing here).
+gl_out=$(EDGETENSOR_DEBUG=gl:3 "$dir/tests/gl/gl_pbo_test" --gtest_filter='GlContext.SharedContextIsHeadless*' 2>&1)
+renderer=$(printf '%s\n' "$gl_out" | sed -n 's/^GL: [^|]*| \([^|]*\) |.*/\1/p' | head -1)
+if [ ! -x "$dir/tests/gl/gl_convert_test" ]; then
+    result gl SKIP "$dir/tests/gl not built"
+elif [ -z "$renderer" ]; then
+    printf '%s\n' "$gl_out" >&2
+    result gl FAIL "no GL context"
+elif printf '%s' "$renderer" | grep -q -E 'llvmpipe|softpipe|swrast|Software'; then
+    result gl FAIL "the GL context is a software renderer ($renderer): set EDGETENSOR_GL_DEVICE"
+else
+    gl_rc=0
+    for t in gl_convert gl_pbo gl_dma_buf_formats; do
+        EDGETENSOR_TEST_REQUIRE_GL=1 "$dir/tests/gl/${t}_test" --gtest_brief=1 >&2 || gl_rc=1
+    done
+    if [ $gl_rc -eq 0 ]; then
+        result gl PASS "on $renderer"
+    else
+        result gl FAIL "on $renderer; see the output above"
+    fi
 fi
 
 if [ -x "$dir/tests/cuda/cuda_absent_test" ]; then

@@ -15,7 +15,9 @@
 //   CUDA); the registration is dropped on the GL thread before the buffer is deleted.
 // - TensorMemory::Dma: a dup of the DMA-BUF fd is imported as CUDA external memory
 //   (cudaImportExternalMemory, cudaExternalMemoryHandleTypeOpaqueFd) and mapped as one buffer
-//   the first time; the import lives as long as the storage and needs no GL thread.
+//   the first time; the import lives as long as the storage and needs no GL thread. NVIDIA's
+//   drivers for discrete GPUs refuse DMA-BUFs there (docs/cuda.md: an H200 refused even one
+//   CUDA exported); the error says so, and a PBO is the tensor to give CUDA on such machines.
 // - TensorMemory::Mem and Shm: NotSupported.
 //
 // Synchronisation: leaving a PBO's last CudaMap unmaps it, which orders the CUDA work issued
