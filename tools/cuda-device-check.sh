@@ -24,6 +24,8 @@
 #              provider: /dev/dma_heap/system or /dev/udmabuf, else it skips)
 #   gpu-dmabuf cuda_device_dmabuf_test: GPU memory CUDA exports as a DMA-BUF, through from_fd,
 #              a CPU map, cuda_map() and the GL converter: the bytes, or each refusal's reason
+#   host       cuda_host_test: shared-memory and large heap tensors registered in place
+#              (cudaHostRegister): the device reads what the CPU wrote and writes what it reads
 #   pbo        cuda_pbo_test: PBOs registered through the GL thread (needs an EGL context on the
 #              NVIDIA GPU: set EDGETENSOR_GL_DEVICE=/dev/dri/renderD* if EGL picks another one)
 #   roundtrip  the converter's output in a DMA-BUF and in a PBO, cuda_map(), cudaMemcpy back to
@@ -115,6 +117,9 @@ SAME_OFFSET(o::cudaExternalMemoryBufferDesc, cudaExternalMemoryBufferDesc, flags
 static_assert(o::cudaErrorNoDevice == cudaErrorNoDevice);
 static_assert(o::cudaExternalMemoryHandleTypeOpaqueFd == cudaExternalMemoryHandleTypeOpaqueFd);
 static_assert(o::cudaGraphicsRegisterFlagsNone == cudaGraphicsRegisterFlagsNone);
+static_assert(o::kHostRegisterMapped == cudaHostRegisterMapped);
+static_assert(o::kHostRegisterReadOnly == cudaHostRegisterReadOnly);
+static_assert(o::cudaErrorHostMemoryAlreadyRegistered == cudaErrorHostMemoryAlreadyRegistered);
 static_assert(int(o::cudaMemcpyDeviceToHost) == int(cudaMemcpyDeviceToHost));
 static_assert(int(o::cudaMemcpyHostToDevice) == int(cudaMemcpyHostToDevice));
 static_assert(sizeof(cudaError_t) == sizeof(o::cudaError_t));
@@ -167,7 +172,7 @@ why=$(env -u EDGETENSOR_TEST_SIMCUDA EDGETENSOR_CUDART="$cudart" \
     "$dir/tests/cuda/cuda_absent_test" --gtest_filter='*TheReasonSaysWhy' 2>&1 | sed -n 's/^reason: //p')
 if [ -n "$why" ]; then
     result device FAIL "$why"
-    for step in table dma gpu-dmabuf pbo roundtrip; do
+    for step in table dma gpu-dmabuf host pbo roundtrip; do
         result "$step" SKIP "no CUDA device"
     done
 else
@@ -175,6 +180,7 @@ else
     run table "$dir/tests/cuda/cuda_table_test"
     run dma "$dir/tests/cuda/cuda_dma_test"
     run gpu-dmabuf "$dir/tests/cuda/cuda_device_dmabuf_test"
+    run host "$dir/tests/cuda/cuda_host_test"
     run pbo "$dir/tests/cuda/cuda_pbo_test"
     run roundtrip "$dir/tests/cuda/cuda_dma_test" --gtest_filter='*ConverterOutput*dma_buf*'
     run roundtrip "$dir/tests/cuda/cuda_pbo_test" --gtest_filter='*ConverterOutput*'

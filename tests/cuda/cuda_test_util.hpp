@@ -45,6 +45,7 @@ struct Sim {
     void (*last_violation)(char* buf, size_t n) = nullptr;
     int (*live)(const char* what) = nullptr;
     int (*last_import_fd)() = nullptr;
+    unsigned (*last_register_flags)() = nullptr;
     void (*reset)() = nullptr;
 
     std::string violation_text() const
@@ -76,6 +77,8 @@ struct Sim {
             s.live = reinterpret_cast<decltype(s.live)>(::dlsym(h, "simcuda_live"));
             s.last_import_fd =
                 reinterpret_cast<decltype(s.last_import_fd)>(::dlsym(h, "simcuda_last_import_fd"));
+            s.last_register_flags = reinterpret_cast<decltype(s.last_register_flags)>(
+                ::dlsym(h, "simcuda_last_register_flags"));
             s.reset = reinterpret_cast<decltype(s.reset)>(::dlsym(h, "simcuda_reset"));
             return &s;
         }();

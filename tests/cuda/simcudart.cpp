@@ -9,11 +9,13 @@
 // and a GL buffer that still exists, registered once, mapped before its pointer is asked for or
 // used, unmapped before it is unregistered; an imported fd is owned by the runtime only when the
 // import succeeds (it stays open until cudaDestroyExternalMemory, and must still be the same
-// file then), mapped buffers are freed before their memory is destroyed, and cudaMemcpy reaches
-// only device memory that is mapped now.
+// file then), mapped buffers are freed before their memory is destroyed, registered host memory
+// is whole mapped pages registered once (no overlap) and still mapped when it is unregistered,
+// and cudaMemcpy reaches only device memory that is mapped now.
 //
 // "Device memory" is host memory: a mapped GL buffer is glMapBufferRange'd for the length of
-// the CUDA mapping, an imported fd is mmap'd, so values written on one side are read on the other.
+// the CUDA mapping, an imported fd is mmap'd, registered host memory is its own device pointer
+// (as with CUDA's unified addressing), so values written on one side are read on the other.
 //
 // Errors on demand: SIMCUDA_FAIL="cudaFoo=ERR[,cudaBar=ERR]" fails every call of those entry
 // points with cudaError ERR; simcuda_fail() fails the next N calls of one. SIMCUDA_DEVICES=N
@@ -33,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <vector>
 
 namespace
 {
@@ -51,7 +54,10 @@ constexpr cudaError_t cudaErrorNotMapped = 211;
 constexpr cudaError_t cudaErrorInvalidGraphicsContext = 219;
 constexpr cudaError_t cudaErrorOperatingSystem = 304;
 constexpr cudaError_t cudaErrorInvalidResourceHandle = 400;
+constexpr cudaError_t cudaErrorHostMemoryAlreadyRegistered = 712;
+constexpr cudaError_t cudaErrorHostMemoryNotRegistered = 713;
 constexpr cudaError_t cudaErrorNotSupported = 801;
+constexpr unsigned kHostRegisterKnownFlags = 0x01 | 0x02 | 0x04 | 0x08; // Portable..ReadOnly
 constexpr cudaError_t cudaErrorUnknown = 999;
 
 struct ExternalMemoryHandleDesc {
@@ -115,6 +121,11 @@ struct Buffer {
     size_t size = 0;
 };
 
+struct Registration {
+    size_t size = 0;
+    unsigned flags = 0;
+};
+
 struct State {
     std::mutex mu;
     bool configured = false;
@@ -128,6 +139,8 @@ struct State {
     std::map<Resource*, bool> resources;
     std::map<Import*, bool> imports;
     std::map<uint8_t*, Buffer> buffers;
+    std::map<uint8_t*, Registration> registered; // host ranges, by base
+    unsigned last_register_flags = 0;
     int last_import_fd = -1;
     Gl gl;
 };
@@ -245,7 +258,21 @@ bool in_device_memory(State& s, const void* p, size_t n)
     for (auto& [ptr, b] : s.buffers)
         if (inside(ptr, b.size))
             return true;
+    for (auto& [ptr, r] : s.registered)
+        if (inside(ptr, r.size))
+            return true;
     return false;
+}
+
+/// Whether every page of [p, p + n) is mapped in this process (mincore fails with ENOMEM on a
+/// hole).
+bool pages_mapped(const void* p, size_t n)
+{
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    const auto start = reinterpret_cast<uintptr_t>(p) / page * page;
+    const auto end = reinterpret_cast<uintptr_t>(p) + n;
+    std::vector<unsigned char> v((end - start + page - 1) / page);
+    return ::mincore(reinterpret_cast<void*>(start), end - start, v.data()) == 0;
 }
 
 void unmap_gl(State& s, Resource* r)
@@ -306,6 +333,10 @@ __attribute__((visibility("default"))) const char* cudaGetErrorName(cudaError_t 
         return "cudaErrorOperatingSystem";
     case cudaErrorInvalidResourceHandle:
         return "cudaErrorInvalidResourceHandle";
+    case cudaErrorHostMemoryAlreadyRegistered:
+        return "cudaErrorHostMemoryAlreadyRegistered";
+    case cudaErrorHostMemoryNotRegistered:
+        return "cudaErrorHostMemoryNotRegistered";
     case cudaErrorNotSupported:
         return "cudaErrorNotSupported";
     case cudaErrorUnknown:
@@ -325,6 +356,10 @@ __attribute__((visibility("default"))) const char* cudaGetErrorString(cudaError_
         return "out of memory";
     case cudaErrorNoDevice:
         return "no CUDA-capable device is detected";
+    case cudaErrorHostMemoryAlreadyRegistered:
+        return "part or all of the requested memory range is already mapped";
+    case cudaErrorHostMemoryNotRegistered:
+        return "pointer does not correspond to a registered memory region";
     case cudaErrorNotSupported:
         return "operation not supported";
     default:
@@ -561,6 +596,70 @@ __attribute__((visibility("default"))) cudaError_t cudaDestroyExternalMemory(voi
     return cudaSuccess;
 }
 
+__attribute__((visibility("default"))) cudaError_t cudaHostRegister(void* ptr, size_t size,
+                                                                    unsigned int flags)
+{
+    State& s = st();
+    std::lock_guard lock(s.mu);
+    if (cudaError_t e = enter(s, "cudaHostRegister"))
+        return e;
+    if (!ptr || size == 0 || (flags & ~kHostRegisterKnownFlags))
+        return cudaErrorInvalidValue;
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    auto* b = static_cast<uint8_t*>(ptr);
+    if (reinterpret_cast<uintptr_t>(b) % page != 0 || size % page != 0)
+        violation(s, "cudaHostRegister of a range that is not whole pages: another allocation's "
+                     "bytes would be locked with it");
+    if (!pages_mapped(ptr, size)) {
+        violation(s, "cudaHostRegister of memory that is not mapped");
+        return cudaErrorInvalidValue;
+    }
+    for (auto& [base, r] : s.registered)
+        if (b < base + r.size && base < b + size)
+            return cudaErrorHostMemoryAlreadyRegistered;
+    s.registered[b] = Registration{size, flags};
+    s.last_register_flags = flags;
+    return cudaSuccess;
+}
+
+__attribute__((visibility("default"))) cudaError_t
+cudaHostGetDevicePointer(void** dev_ptr, void* host_ptr, unsigned int flags)
+{
+    State& s = st();
+    std::lock_guard lock(s.mu);
+    if (cudaError_t e = enter(s, "cudaHostGetDevicePointer"))
+        return e;
+    if (!dev_ptr || flags != 0)
+        return cudaErrorInvalidValue;
+    auto* h = static_cast<uint8_t*>(host_ptr);
+    for (auto& [base, r] : s.registered)
+        if (h >= base && h < base + r.size) {
+            if (!(r.flags & 0x02))
+                violation(s, "device pointer of host memory registered without "
+                             "cudaHostRegisterMapped");
+            *dev_ptr = h;
+            return cudaSuccess;
+        }
+    return cudaErrorInvalidValue;
+}
+
+__attribute__((visibility("default"))) cudaError_t cudaHostUnregister(void* ptr)
+{
+    State& s = st();
+    std::lock_guard lock(s.mu);
+    if (cudaError_t e = enter(s, "cudaHostUnregister"))
+        return e;
+    auto it = s.registered.find(static_cast<uint8_t*>(ptr));
+    if (it == s.registered.end()) {
+        violation(s, "cudaHostUnregister of memory that is not registered (or not its base)");
+        return cudaErrorHostMemoryNotRegistered;
+    }
+    if (!pages_mapped(ptr, it->second.size))
+        violation(s, "host memory unmapped before it was unregistered");
+    s.registered.erase(it);
+    return cudaSuccess;
+}
+
 __attribute__((visibility("default"))) cudaError_t cudaMemcpy(void* dst, const void* src,
                                                               size_t count, int kind)
 {
@@ -641,7 +740,7 @@ __attribute__((visibility("default"))) void simcuda_last_violation(char* buf, si
 }
 
 /// Live objects: what = "resources" (registered), "mapped" (mapped resources), "imports",
-/// "buffers".
+/// "buffers", "host" (registered host ranges).
 __attribute__((visibility("default"))) int simcuda_live(const char* what)
 {
     State& s = st();
@@ -659,7 +758,17 @@ __attribute__((visibility("default"))) int simcuda_live(const char* what)
         return int(s.imports.size());
     if (w == "buffers")
         return int(s.buffers.size());
+    if (w == "host")
+        return int(s.registered.size());
     return -1;
+}
+
+/// The flags of the last successful cudaHostRegister (0 before any).
+__attribute__((visibility("default"))) unsigned simcuda_last_register_flags()
+{
+    State& s = st();
+    std::lock_guard lock(s.mu);
+    return s.last_register_flags;
 }
 
 /// The fd the last successful import took (-1 before any).

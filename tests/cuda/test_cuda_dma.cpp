@@ -253,7 +253,8 @@ TEST_P(CudaDma, NegativeFailedImportClosesTheDupAndCanBeRetried)
     EXPECT_NE(m.error().message().find("does not take this DMA-BUF as CUDA external memory"),
               std::string::npos)
         << m.error().message();
-    EXPECT_NE(m.error().message().find("Map a PBO tensor instead"), std::string::npos)
+    EXPECT_NE(m.error().message().find("Map a shared-memory tensor (TensorMemory::Shm, registered"),
+              std::string::npos)
         << m.error().message();
     EXPECT_NE(m.error().message().find("(provider '"), std::string::npos) << m.error().message();
     EXPECT_EQ(open_fds(), before) << "the dup must be closed when CUDA did not take it";

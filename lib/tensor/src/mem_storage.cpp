@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// Heap backend: 64-byte aligned, zero-filled, no fd.
+// Heap backend: zero-filled, no fd; 64-byte aligned, and whole pages from 64 KiB up so that
+// CUDA can register a tensor's pages (cudaHostRegister) without touching another allocation's.
 
+#include "cuda/cuda_import.hpp"
 #include "log.hpp"
 #include "storage.hpp"
 
@@ -23,16 +25,35 @@ public:
         : Storage(capacity, access), data_(data)
     {
     }
-    ~MemStorage() override { std::free(data_); }
+    ~MemStorage() override
+    {
+        cuda_.reset(); // unregistered before the pages go back to the heap
+        std::free(data_);
+    }
 
     TensorMemory memory() const noexcept override { return TensorMemory::Mem; }
     std::string_view provider() const noexcept override { return "heap"; }
     Result<uint8_t*> begin_cpu_access(CpuAccess) override { return data_; }
     void end_cpu_access(CpuAccess) noexcept override {}
 
+    Result<void*> begin_cuda_access() override
+    {
+        if (reinterpret_cast<uintptr_t>(data_) % cuda::page_size() != 0)
+            return make_error(ErrorCode::NotSupported,
+                              "cuda_map() of a TensorMemory::Mem (heap) tensor of " +
+                                  std::to_string(capacity_) +
+                                  " bytes: heap tensors under 64 KiB share their memory pages "
+                                  "with other allocations, and CUDA registers whole pages; "
+                                  "create it as TensorMemory::Shm or in a PBO");
+        return cuda_.begin(data_, capacity_, false, "CUDA registration of a heap tensor");
+    }
+
 private:
     uint8_t* data_;
+    cuda::HostAccess cuda_;
 };
+
+constexpr size_t kWholePagesFrom = 64 * 1024;
 
 } // namespace
 
@@ -40,11 +61,12 @@ StorageResult allocate_mem(const AllocRequest& req)
 {
     if (req.bytes == 0)
         return make_error(ErrorCode::InvalidShape, "cannot allocate a zero-byte heap tensor");
-    const size_t bytes = align_up(req.bytes, kDmaRowAlignment);
+    const size_t align = req.bytes >= kWholePagesFrom ? cuda::page_size() : kDmaRowAlignment;
+    const size_t bytes = align_up(req.bytes, align);
     if (bytes < req.bytes)
         return make_error(ErrorCode::AllocationFailed, "heap allocation size overflows");
     void* p = nullptr;
-    if (posix_memalign(&p, kDmaRowAlignment, bytes) != 0 || !p)
+    if (posix_memalign(&p, align, bytes) != 0 || !p)
         return make_error(ErrorCode::AllocationFailed,
                           "heap allocation of " + std::to_string(bytes) + " bytes failed");
     std::memset(p, 0, bytes);

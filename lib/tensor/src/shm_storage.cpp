@@ -5,6 +5,7 @@
 // processes when no DMA-BUF provider is available.
 
 #include "config.h"
+#include "cuda/cuda_import.hpp"
 #include "errno_name.hpp"
 #include "fault.hpp"
 #include "log.hpp"
@@ -34,7 +35,11 @@ public:
           provider_(provider)
     {
     }
-    ~ShmStorage() override { ::munmap(base_, capacity_); }
+    ~ShmStorage() override
+    {
+        cuda_.reset(); // unregistered while the pages are still mapped
+        ::munmap(base_, capacity_);
+    }
 
     TensorMemory memory() const noexcept override { return TensorMemory::Shm; }
     std::string_view provider() const noexcept override { return provider_; }
@@ -50,11 +55,21 @@ public:
     }
     void end_cpu_access(CpuAccess) noexcept override {}
 
+    // The mapping's pages, page-locked and mapped for the device once (read-only when the
+    // buffer was imported so); the GPU then reads and writes them where they are.
+    Result<void*> begin_cuda_access() override
+    {
+        return cuda_.begin(base_, capacity_, !writable_,
+                           std::string("CUDA registration of a shared-memory buffer (provider '") +
+                               provider_ + "')");
+    }
+
 private:
     UniqueFd fd_;
     uint8_t* base_;
     bool writable_;
     const char* provider_;
+    cuda::HostAccess cuda_;
 };
 
 std::string buffer_label(std::string_view name)

@@ -17,12 +17,16 @@
 //   (cudaImportExternalMemory, cudaExternalMemoryHandleTypeOpaqueFd) and mapped as one buffer
 //   the first time; the import lives as long as the storage and needs no GL thread. NVIDIA's
 //   drivers for discrete GPUs refuse DMA-BUFs there (docs/cuda.md: an H200 refused even one
-//   CUDA exported); the error says so, and a PBO is the tensor to give CUDA on such machines.
-// - TensorMemory::Mem and Shm: NotSupported.
+//   CUDA exported); the error says so: there, give CUDA shared memory (below) or a PBO.
+// - TensorMemory::Shm, and Mem of 64 KiB or more: the pages are registered with CUDA in place
+//   (cudaHostRegister, mapped; read-only for a buffer imported so) the first time and until the
+//   storage dies; the device reads and writes them over the bus, without a copy. A smaller Mem
+//   tensor shares its pages with other allocations and is NotSupported.
 //
 // Synchronisation: leaving a PBO's last CudaMap unmaps it, which orders the CUDA work issued
-// before it ahead of later GL work. A DMA-BUF import has no such bracket: finish the CUDA work
-// (cudaStreamSynchronize) before mapping the tensor for the CPU or handing it on.
+// before it ahead of later GL work. A DMA-BUF import or a host registration has no such bracket:
+// finish the CUDA work (cudaStreamSynchronize) before mapping the tensor for the CPU or handing
+// it on.
 
 #pragma once
 

@@ -200,11 +200,13 @@ public:
     Result<TensorMap<uint8_t>> map_mut() const { return map_with(CpuAccess::ReadWrite); }
 
     /// A CUDA device pointer to this tensor's window (see edgetensor/cuda.hpp): PBO tensors are
-    /// mapped through their GL thread, DMA-BUF tensors imported as CUDA external memory once
-    /// per storage. Errors: NotSupported (Mem or Shm memory, or a semi-planar image whose planes
+    /// mapped through their GL thread, DMA-BUF tensors imported as CUDA external memory, and
+    /// shared-memory and heap tensors of 64 KiB or more registered in place, once per storage.
+    /// Errors: NotSupported (a heap tensor under 64 KiB, or a semi-planar image whose planes
     /// live in two buffers), Unavailable (no CUDA runtime or device: the reason),
     /// InvalidArgument (an empty tensor; a PBO mapped for the CPU), Disconnected (a PBO whose GL
-    /// context has shut down), Io (a CUDA call or dup() failed: its error is in the message).
+    /// context has shut down), Device or AllocationFailed (CUDA refused: its error is in the
+    /// message), Io (dup() failed).
     Result<CudaMap> cuda_map() const;
 
     /// The typed tensor sharing this one's storage and identity; DTypeMismatch unless T

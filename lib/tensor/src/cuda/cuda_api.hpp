@@ -32,6 +32,10 @@ using cudaStream_t = CUstream_st*;
 
 constexpr unsigned int cudaGraphicsRegisterFlagsNone = 0;
 constexpr int cudaExternalMemoryHandleTypeOpaqueFd = 1; // enum cudaExternalMemoryHandleType
+// CUDA defines these two as macros: ours are named apart so both headers can be included.
+constexpr unsigned int kHostRegisterMapped = 0x02;   // cudaHostRegisterMapped
+constexpr unsigned int kHostRegisterReadOnly = 0x08; // cudaHostRegisterReadOnly
+constexpr cudaError_t cudaErrorHostMemoryAlreadyRegistered = 712;
 
 enum cudaMemcpyKind : int {
     cudaMemcpyHostToHost = 0,
@@ -92,6 +96,9 @@ static_assert(sizeof(cudaExternalMemoryBufferDesc) == 88 &&
       (void** dev_ptr, cudaExternalMemory_t ext_mem, const cudaExternalMemoryBufferDesc* desc))    \
     X(cudaError_t, cudaDestroyExternalMemory, (cudaExternalMemory_t ext_mem))                      \
     X(cudaError_t, cudaFree, (void* dev_ptr))                                                      \
+    X(cudaError_t, cudaHostRegister, (void* ptr, size_t size, unsigned int flags))                 \
+    X(cudaError_t, cudaHostUnregister, (void* ptr))                                                \
+    X(cudaError_t, cudaHostGetDevicePointer, (void** dev_ptr, void* host_ptr, unsigned int flags)) \
     X(cudaError_t, cudaMemcpy, (void* dst, const void* src, size_t count, cudaMemcpyKind kind))    \
     X(cudaError_t, cudaDeviceSynchronize, ())
 

@@ -34,13 +34,10 @@ private:
 
 Result<void*> Storage::begin_cuda_access()
 {
-    const char* kind = memory() == TensorMemory::Mem   ? "TensorMemory::Mem"
-                       : memory() == TensorMemory::Shm ? "TensorMemory::Shm"
-                                                       : "this memory kind";
     return make_error(ErrorCode::NotSupported,
-                      std::string("cuda_map() needs a PBO or DMA-BUF tensor; this one is ") + kind +
-                          " (provider '" + std::string(provider()) +
-                          "'), which CUDA cannot address without a copy");
+                      "cuda_map() of a tensor of provider '" + std::string(provider()) +
+                          "', which CUDA cannot address without a copy; PBO, DMA-BUF, "
+                          "shared-memory and heap tensors can be mapped");
 }
 
 namespace cuda
@@ -80,8 +77,8 @@ Result<std::unique_ptr<ExternalBuffer>> ExternalBuffer::import(int fd, size_t si
                 ". The driver does not take this DMA-BUF as CUDA external memory: CUDA imports "
                 "the opaque fds CUDA or Vulkan export, and NVIDIA's drivers for discrete GPUs "
                 "refuse DMA-BUFs (from a camera, a dma-heap, another device, or CUDA itself). "
-                "Map a PBO tensor instead (GlContext::create_pbo, a GL converter's "
-                "destination)");
+                "Map a shared-memory tensor (TensorMemory::Shm, registered in place) or a PBO "
+                "instead");
     }
     cudaExternalMemoryBufferDesc buf{};
     buf.offset = 0;
