@@ -140,6 +140,7 @@ struct State {
     std::map<Import*, bool> imports;
     std::map<uint8_t*, Buffer> buffers;
     std::map<uint8_t*, Registration> registered; // host ranges, by base
+    std::map<uint8_t*, size_t> allocations;      // cudaMalloc
     unsigned last_register_flags = 0;
     int last_import_fd = -1;
     Gl gl;
@@ -260,6 +261,9 @@ bool in_device_memory(State& s, const void* p, size_t n)
             return true;
     for (auto& [ptr, r] : s.registered)
         if (inside(ptr, r.size))
+            return true;
+    for (auto& [ptr, size] : s.allocations)
+        if (inside(ptr, size))
             return true;
     return false;
 }
@@ -554,6 +558,23 @@ cudaExternalMemoryGetMappedBuffer(void** dev_ptr, void* ext_mem,
     return cudaSuccess;
 }
 
+/// Device memory is host memory here (the benchmark's destination).
+__attribute__((visibility("default"))) cudaError_t cudaMalloc(void** dev_ptr, size_t size)
+{
+    State& s = st();
+    std::lock_guard lock(s.mu);
+    if (cudaError_t e = enter(s, "cudaMalloc"))
+        return e;
+    if (!dev_ptr)
+        return cudaErrorInvalidValue;
+    auto* p = static_cast<uint8_t*>(std::malloc(size ? size : 1));
+    if (!p)
+        return cudaErrorMemoryAllocation;
+    s.allocations[p] = size;
+    *dev_ptr = p;
+    return cudaSuccess;
+}
+
 __attribute__((visibility("default"))) cudaError_t cudaFree(void* dev_ptr)
 {
     State& s = st();
@@ -562,6 +583,11 @@ __attribute__((visibility("default"))) cudaError_t cudaFree(void* dev_ptr)
         return e;
     if (!dev_ptr)
         return cudaSuccess;
+    if (auto a = s.allocations.find(static_cast<uint8_t*>(dev_ptr)); a != s.allocations.end()) {
+        std::free(a->first);
+        s.allocations.erase(a);
+        return cudaSuccess;
+    }
     auto it = s.buffers.find(static_cast<uint8_t*>(dev_ptr));
     if (it == s.buffers.end()) {
         violation(s, "cudaFree of a pointer the runtime did not hand out");
