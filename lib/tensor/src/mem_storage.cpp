@@ -18,6 +18,8 @@ namespace edgetensor::detail
 namespace
 {
 
+constexpr size_t kWholePagesFrom = 64 * 1024;
+
 class MemStorage final : public Storage
 {
 public:
@@ -38,7 +40,9 @@ public:
 
     Result<void*> begin_cuda_access() override
     {
-        if (reinterpret_cast<uintptr_t>(data_) % cuda::page_size() != 0)
+        // Only allocations of whole pages (kWholePagesFrom up) own every page they touch.
+        if (capacity_ < kWholePagesFrom ||
+            reinterpret_cast<uintptr_t>(data_) % cuda::page_size() != 0)
             return make_error(ErrorCode::NotSupported,
                               "cuda_map() of a TensorMemory::Mem (heap) tensor of " +
                                   std::to_string(capacity_) +
@@ -52,8 +56,6 @@ private:
     uint8_t* data_;
     cuda::HostAccess cuda_;
 };
-
-constexpr size_t kWholePagesFrom = 64 * 1024;
 
 } // namespace
 
