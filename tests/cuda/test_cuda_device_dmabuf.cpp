@@ -10,6 +10,7 @@
 
 #include "cuda_test_util.hpp"
 #include "fd_count.hpp"
+#include "text_match.hpp"
 
 #include <edgetensor/convert.hpp>
 #include <edgetensor/gl.hpp>
@@ -25,11 +26,6 @@ namespace edgetensor::test
 {
 namespace
 {
-
-bool contains(const std::string& s, const char* what)
-{
-    return s.find(what) != std::string::npos;
-}
 
 /// The few driver-API entry points the test needs, from libcuda.so.1 (not the runtime).
 struct Driver {

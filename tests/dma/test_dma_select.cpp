@@ -4,6 +4,7 @@
 // and EDGETENSOR_DMA_PROVIDERS. None of this needs a device, so it runs on every host.
 
 #include "dma_test_util.hpp"
+#include "text_match.hpp"
 
 #include "storage.hpp"
 
@@ -19,10 +20,7 @@ using edgetensor::test::ScopedDmaProviders;
 namespace
 {
 
-bool contains(const std::string& haystack, const std::string& needle)
-{
-    return haystack.find(needle) != std::string::npos;
-}
+using edgetensor::test::contains;
 
 // Sets EDGETENSOR_DMA_PROVIDERS for one test and restores what was there.
 class ScopedEnv

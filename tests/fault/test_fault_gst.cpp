@@ -9,6 +9,7 @@
 #include "fault_util.hpp"
 #include "pool_acquire.hpp"
 #include "require.hpp"
+#include "text_match.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -34,11 +35,6 @@ using detail::FaultPoint;
 
 constexpr const char* kCaps = "video/x-raw,format=NV12,width=64,height=48,framerate=30/1";
 constexpr gsize kFrame = 64 * 48 * 3 / 2;
-
-bool contains(const std::string& s, const char* what)
-{
-    return s.find(what) != std::string::npos;
-}
 
 // What the sink saw: frames and the providers of their tensors.
 struct SinkLog {

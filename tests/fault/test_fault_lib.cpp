@@ -7,6 +7,7 @@
 
 #include "fault_util.hpp"
 #include "require.hpp"
+#include "text_match.hpp"
 
 #include "dma/dma_internal.hpp"
 #include "tensor_access.hpp"
@@ -29,11 +30,6 @@ namespace
 {
 
 using detail::FaultPoint;
-
-bool contains(const std::string& s, const char* what)
-{
-    return s.find(what) != std::string::npos;
-}
 
 UniqueFd memfd(size_t size)
 {

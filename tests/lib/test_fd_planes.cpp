@@ -4,6 +4,7 @@
 // per upstream buffer), tested on memfds without GStreamer.
 
 #include "fd_count.hpp"
+#include "text_match.hpp"
 
 #include <edgetensor/fd_planes.hpp>
 #include <edgetensor/tensor.hpp>
@@ -38,10 +39,7 @@ uint64_t ino_of(int fd)
     return uint64_t(st.st_ino);
 }
 
-bool contains(const std::string& s, const char* what)
-{
-    return s.find(what) != std::string::npos;
-}
+using edgetensor::test::contains;
 
 // A 64x48 NV12 frame in one buffer: luma rows of 128 bytes, chroma after 48 of them.
 FdPlanes nv12_one_buffer(int fd)

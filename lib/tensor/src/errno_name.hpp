@@ -12,6 +12,10 @@
 namespace edgetensor::detail
 {
 
+/// The kernel's internal "not supported" code. It is not in libc's errno.h, yet some drivers'
+/// hooks hand it to user space: NVIDIA's DMA-BUF exports of GPU memory refuse mmap with it.
+inline constexpr int kEnotsupp = 524;
+
 /// "ENOMEM" for ENOMEM; nullptr for a value without a name here.
 const char* errno_name(int err) noexcept;
 /// The value of "ENOMEM", ...; nullopt when unknown.

@@ -80,10 +80,6 @@ struct ErrnoName {
     const char* name;
 };
 
-// The kernel's internal "not supported" code. It is not in libc's errno.h, yet some drivers'
-// hooks hand it to user space: NVIDIA's DMA-BUF exports of GPU memory refuse mmap with it.
-constexpr int kEnotsupp = 524;
-
 // The errnos our system calls report, and those a fault test may inject.
 constexpr std::array<ErrnoName, 29> kErrnoNames{{
     {EPERM, "EPERM"},     {ENOENT, "ENOENT"},       {EINTR, "EINTR"},

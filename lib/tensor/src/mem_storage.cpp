@@ -4,6 +4,7 @@
 // CUDA can register a tensor's pages (cudaHostRegister) without touching another allocation's.
 
 #include "cuda/cuda_import.hpp"
+#include "dma/dma_internal.hpp"
 #include "log.hpp"
 #include "storage.hpp"
 
@@ -40,9 +41,9 @@ public:
 
     Result<void*> begin_cuda_access() override
     {
-        // Only allocations of whole pages (kWholePagesFrom up) own every page they touch.
-        if (capacity_ < kWholePagesFrom ||
-            reinterpret_cast<uintptr_t>(data_) % cuda::page_size() != 0)
+        // Only allocations of whole pages (kWholePagesFrom up, allocate_mem) own every page
+        // they touch.
+        if (capacity_ < kWholePagesFrom)
             return make_error(ErrorCode::NotSupported,
                               "cuda_map() of a TensorMemory::Mem (heap) tensor of " +
                                   std::to_string(capacity_) +
@@ -63,7 +64,7 @@ StorageResult allocate_mem(const AllocRequest& req)
 {
     if (req.bytes == 0)
         return make_error(ErrorCode::InvalidShape, "cannot allocate a zero-byte heap tensor");
-    const size_t align = req.bytes >= kWholePagesFrom ? cuda::page_size() : kDmaRowAlignment;
+    const size_t align = req.bytes >= kWholePagesFrom ? dma_page_size() : kDmaRowAlignment;
     const size_t bytes = align_up(req.bytes, align);
     if (bytes < req.bytes)
         return make_error(ErrorCode::AllocationFailed, "heap allocation size overflows");

@@ -6,22 +6,13 @@
 // owns: its driver refuses DMA-BUFs as external memory (docs/cuda.md).
 
 #include "cuda/cuda_import.hpp"
+#include "dma/dma_internal.hpp"
 #include "log.hpp"
 
 #include <new>
-#include <unistd.h>
 
 namespace edgetensor::detail::cuda
 {
-
-size_t page_size() noexcept
-{
-    static const size_t page = [] {
-        const long p = ::sysconf(_SC_PAGESIZE);
-        return p > 0 ? size_t(p) : size_t(4096);
-    }();
-    return page;
-}
 
 Result<std::unique_ptr<HostRegistration>>
 HostRegistration::create(void* base, size_t bytes, bool read_only, std::string_view what)
@@ -73,9 +64,7 @@ Result<void*> HostAccess::begin(void* base, size_t bytes, bool read_only, std::s
 {
     std::lock_guard lock(mu_);
     if (!reg_) {
-        const size_t page = page_size();
-        const size_t whole = (bytes + page - 1) / page * page;
-        auto r = HostRegistration::create(base, whole, read_only, what);
+        auto r = HostRegistration::create(base, dma_round_to_pages(bytes), read_only, what);
         if (!r)
             return unexpected(std::move(r).error());
         reg_ = std::move(*r);

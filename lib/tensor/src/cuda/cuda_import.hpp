@@ -81,7 +81,4 @@ private:
     std::unique_ptr<HostRegistration> reg_;
 };
 
-/// The host's page size.
-size_t page_size() noexcept;
-
 } // namespace edgetensor::detail::cuda

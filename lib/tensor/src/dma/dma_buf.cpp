@@ -182,7 +182,7 @@ private:
             "mmap of DMA-BUF (" + provider_ + ", " + std::to_string(capacity_) + " bytes) failed";
         // The exporter's mmap hook refused (it has none: EINVAL; it will not: ENOTSUPP, ...).
         // Device memory behaves so: a GPU driver's DMA-BUF of its own memory.
-        if (err == EINVAL || err == ENODEV || err == ENOTSUP || err == 524 /* ENOTSUPP */)
+        if (err == EINVAL || err == ENODEV || err == ENOTSUP || err == kEnotsupp)
             what += ": the exporter of this buffer does not let the CPU map it, as with device "
                     "memory (a GPU's own memory exported as a DMA-BUF); hand it to a consumer on "
                     "that device, or have the producer allocate CPU-mappable memory (dma-heap, "

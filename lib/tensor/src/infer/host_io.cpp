@@ -2,8 +2,9 @@
 
 #include "infer/host_io.hpp"
 
+#include "dma/dma_internal.hpp"
+
 #include <cstring>
-#include <unistd.h>
 
 namespace edgetensor::detail::infer
 {
@@ -49,7 +50,7 @@ void copy_dims(const uint8_t* src, uint8_t* dst, const Shape& shape,
 size_t readable_after(const TensorDyn& t, const uint8_t* p, size_t n) noexcept
 {
     const size_t in_allocation = t.capacity_bytes() > n ? t.capacity_bytes() - n : 0;
-    static const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    const size_t page = dma_page_size();
     const auto end = reinterpret_cast<uintptr_t>(p) + n;
     const size_t in_page = end % page ? page - end % page : 0;
     return in_allocation > in_page ? in_allocation : in_page;
