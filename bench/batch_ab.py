@@ -44,6 +44,13 @@ on their own (wall-clock fps favours B and C on a multi-core host; CPU is the ta
     bench/batch_ab.py --build-dir build --quick         # CI: 1 round of N = 20
     bench/batch_ab.py --build-dir build --print-commands streams-f32
     bench/batch_ab.py --build-dir build --live streams-f32 streams-int8   # sources at 30 fps
+    bench/batch_ab.py --build-dir build --distinct 8 streams-f32 streams-int8  # cameras' frames
+
+imagefreeze repeats one buffer per stream: each of B's branches converts the frame it converted
+a moment ago, still in the caches of its thread, while tensorbatch reads the four streams'
+frames in turn (four times the working set). --distinct K gives every frame its own buffer, one
+of K copies per stream taken in turn (batch_pipeline --distinct), as a camera's frames are: at
+K = 8 the four streams' frames are 100 MB, more than the caches a core reaches, on both sides.
 
 No timing is asserted: the exit status is 0 unless a pipeline fails.
 """
@@ -189,6 +196,11 @@ def main():
     ap.add_argument("--live", action="store_true",
                     help="sources live at 30 fps (imagefreeze is-live=true): CPU per batch as "
                          "cameras pace it; every side sleeps between frames")
+    ap.add_argument("--distinct", type=int, default=0, metavar="K",
+                    help="every frame a distinct buffer, one of K copies per stream in turn "
+                         "(batch_pipeline --distinct K): a camera's frames, not in the caches "
+                         "once K frames are larger than they are; without it each stream "
+                         "repeats one buffer, which stays cached in the thread converting it")
     ap.add_argument("--print-commands", action="store_true")
     ap.add_argument("cases", nargs="*", help=f"default all: {', '.join(CASES)}, latency")
     args = ap.parse_args()
@@ -207,7 +219,9 @@ def main():
     env = dict(os.environ, GST_PLUGIN_PATH=plugin_dir)
     env.setdefault("GST_REGISTRY", os.path.join(build, "bench-registry.bin"))
 
-    print(f"# batch A/B{', live 30 fps sources' if args.live else ''}, {rounds} round(s), "
+    print(f"# batch A/B{', live 30 fps sources' if args.live else ''}"
+          f"{f', every frame one of {args.distinct} distinct buffers' if args.distinct else ''}"
+          f", {rounds} round(s), "
           f"N = {n} then {n // 5} batches; {os.cpu_count()} "
           f"CPUs, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
@@ -216,6 +230,8 @@ def main():
     for name in [c for c in names if c in CASES]:
         desc, make = CASES[name]
         sides, per_batch, extra = make(args.live)
+        if args.distinct > 0:
+            extra = ["--distinct", str(args.distinct)] + extra
         argv = {s: (lambda k, f=f: [app] + extra + shlex.split(f(k))) for s, f in sides.items()}
         print(f"\n## {name}: {desc}")
         if args.print_commands:
@@ -248,6 +264,8 @@ def main():
             print(f"{s}: CPU {c * 1e3:.2f} ms/batch ({c * 1e3 / per_batch:.2f} ms/frame), "
                   f"{1 / w:.0f} batches/s; rounds (CPU ms/batch): "
                   + ", ".join(f"{cc * 1e3:.2f}" for _, cc in per[s]))
+        for s, v in ratios.items():
+            print(f"A/{s} CPU per round: " + ", ".join(f"{x:.2f}" for x in v))
         print(f"A stats (N = {n}): batches {stat_of(stats, 'batches')}, partial "
               f"{stat_of(stats, 'partial-batches')}, copies {stat_of(stats, 'copies')}")
         rows.append((name, med, {s: statistics.median(v) for s, v in ratios.items()},

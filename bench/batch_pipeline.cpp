@@ -6,6 +6,11 @@
 //                  every buffer leaving the element named `roi` (an identity): tensorbatch
 //                  mode=roi reads them; no element of a stock install adds regions from a
 //                  property;
+//  --distinct K    gives every buffer leaving an `imagefreeze` its own memory, one of K copies
+//                  of the frame in turn (made from the first K frames): a camera's frames, each
+//                  a distinct buffer that the caches no longer hold once K frames are larger
+//                  than they are, where imagefreeze alone repeats one buffer that stays cached
+//                  in whichever thread converts it;
 //  --stall NAME:K  drops every buffer after the first K leaving the element named NAME (its
 //                  EOS still passes): a live camera that stops delivering;
 //  --latency       for every batch leaving the element named `b` (tensorbatch): how long after
@@ -27,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -86,6 +92,64 @@ GstPadProbeReturn add_rois(GstPad*, GstPadProbeInfo* info, gpointer data)
     }
     GST_PAD_PROBE_INFO_DATA(info) = buf;
     return GST_PAD_PROBE_OK;
+}
+
+// The K copies of one imagefreeze's frame, taken in turn.
+struct Ring {
+    guint k = 0;
+    guint next = 0;
+    std::vector<GstBuffer*> copies;
+    ~Ring()
+    {
+        for (GstBuffer* b : copies)
+            gst_buffer_unref(b);
+    }
+};
+
+GstPadProbeReturn distinct(GstPad*, GstPadProbeInfo* info, gpointer data)
+{
+    auto* ring = static_cast<Ring*>(data);
+    GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
+    // Copies made while the first K frames pass (the streaming thread's start-up, which
+    // batch_ab.py's N - N/5 difference leaves out); after that, no copy: a new buffer sharing
+    // one copy's memory, carrying this frame's timestamps and flags.
+    if (ring->copies.size() < ring->k)
+        ring->copies.push_back(gst_buffer_copy_deep(buf));
+    GstBuffer* mem = ring->copies[ring->next++ % ring->copies.size()];
+    GstBuffer* out = gst_buffer_new();
+    gst_buffer_copy_into(
+        out, mem, GstBufferCopyFlags(GST_BUFFER_COPY_MEMORY | GST_BUFFER_COPY_META), 0, gsize(-1));
+    gst_buffer_copy_into(out, buf,
+                         GstBufferCopyFlags(GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS), 0,
+                         gsize(-1));
+    gst_buffer_unref(buf);
+    GST_PAD_PROBE_INFO_DATA(info) = out;
+    return GST_PAD_PROBE_OK;
+}
+
+// A Ring on the src pad of every imagefreeze in `pipeline`; false when there is none.
+bool probe_imagefreezes(GstElement* pipeline, guint k, std::vector<std::unique_ptr<Ring>>* rings)
+{
+    GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline));
+    GValue v = G_VALUE_INIT;
+    while (gst_iterator_next(it, &v) == GST_ITERATOR_OK) {
+        auto* el = GST_ELEMENT(g_value_get_object(&v));
+        GstElementFactory* f = gst_element_get_factory(el);
+        if (f && std::strcmp(GST_OBJECT_NAME(f), "imagefreeze") == 0) {
+            rings->push_back(std::make_unique<Ring>());
+            rings->back()->k = k;
+            GstPad* src = gst_element_get_static_pad(el, "src");
+            gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, distinct, rings->back().get(),
+                              nullptr);
+            gst_object_unref(src);
+        }
+        g_value_reset(&v);
+    }
+    g_value_unset(&v);
+    gst_iterator_free(it);
+    if (rings->empty())
+        std::fprintf(stderr, "batch_pipeline: --distinct: no imagefreeze in the pipeline\n");
+    return !rings->empty();
 }
 
 struct Stall {
@@ -182,8 +246,8 @@ bool probe_element(GstElement* pipeline, const char* name, GstPadProbeCallback c
 
 int usage()
 {
-    std::fprintf(stderr, "usage: batch_pipeline [--rois N] [--stall NAME:K] [--latency] "
-                         "[--frame-interval-ms MS] PIPELINE-DESCRIPTION...\n");
+    std::fprintf(stderr, "usage: batch_pipeline [--rois N] [--distinct K] [--stall NAME:K] "
+                         "[--latency] [--frame-interval-ms MS] PIPELINE-DESCRIPTION...\n");
     return 2;
 }
 
@@ -193,6 +257,7 @@ int main(int argc, char** argv)
 {
     gst_init(&argc, &argv);
     guint rois = 0;
+    guint distinct_k = 0;
     std::string stall_name;
     Stall stall_state;
     bool latency = false;
@@ -202,6 +267,10 @@ int main(int argc, char** argv)
         const std::string a = argv[i];
         if (a == "--rois" && i + 1 < argc) {
             rois = guint(std::strtoul(argv[++i], nullptr, 10));
+        } else if (a == "--distinct" && i + 1 < argc) {
+            distinct_k = guint(std::strtoul(argv[++i], nullptr, 10));
+            if (distinct_k == 0)
+                return usage();
         } else if (a == "--stall" && i + 1 < argc) {
             const std::string v = argv[++i];
             const size_t colon = v.find(':');
@@ -228,7 +297,9 @@ int main(int argc, char** argv)
     }
     g_clear_error(&err); // a recoverable parse warning
     Latencies lat;
+    std::vector<std::unique_ptr<Ring>> rings;
     if ((rois && !probe_element(pipeline, "roi", add_rois, GUINT_TO_POINTER(rois))) ||
+        (distinct_k && !probe_imagefreezes(pipeline, distinct_k, &rings)) ||
         (!stall_name.empty() &&
          !probe_element(pipeline, stall_name.c_str(), stall, &stall_state)) ||
         (latency && (!probe_element(pipeline, "b", measure, &lat) ||
