@@ -60,18 +60,18 @@
 #include "import_cache.hpp"
 #include "internal.hpp"
 #include "ipc_receiver.hpp"
-#include "tensoripc_clock.hpp"
 #include "tensoripc_common.hpp"
 #include "tensoripc_metas.hpp"
 #include "tensoripcsrc_frame.hpp"
 #include "tensoripcsrc_properties.hpp"
+#include "tensoripcsrc_session.hpp"
+#include "tensoripcsrc_timeline.hpp"
 #include "vfunc_guard.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/video/video.h>
 
-#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -79,7 +79,7 @@
 #include <string>
 #include <utility>
 
-GST_DEBUG_CATEGORY_STATIC(gst_tensor_ipc_src_debug);
+GST_DEBUG_CATEGORY(gst_tensor_ipc_src_debug);
 #define GST_CAT_DEFAULT gst_tensor_ipc_src_debug
 
 namespace
@@ -128,7 +128,6 @@ private:
 struct Streaming {
     eg::StreamLayoutPtr layout; ///< the sender's current caps, read once
     bool caps_pushed = false;
-    eg::tensoripc::ReceiverSegment segment; ///< not live: where the sender's timestamps start
 };
 
 // One C++ state object per element: settings under the object lock; streaming state under
@@ -139,6 +138,7 @@ struct State {
     Settings settings;
     std::mutex mu;
     Streaming streaming;
+    Timeline timeline;
     std::unique_ptr<GstEdgeTensorImportCache, CacheFree> cache{
         gst_edge_tensor_import_cache_new(DEFAULT_CACHE_SIZE)};
     eg::GstObjectPtr<GstAllocator> dmabuf_alloc{gst_dmabuf_allocator_new()};
@@ -222,69 +222,26 @@ GstFlowReturn reject(GstTensorIpcSrc* self, const std::string& why)
     return report_rejection(self, state_of(self).receiver.reject(why), why);
 }
 
-GstFlowReturn connect_failed(GstTensorIpcSrc* self, const Settings& s, const ipc::Event& e)
+// Live: how far behind this receiver may fall now that the sender's HELLO and caps are known;
+// when that changed, the pipeline is told to ask again (the first answer, at PLAYING, came
+// before any sender).
+void update_max_latency(GstTensorIpcSrc* self)
 {
-    const char* path = s.socket_path.c_str();
-    switch (e.failure) {
-    case ipc::ConnectFailure::NoPath:
-        GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No socket-path is set."),
-                          ("set socket-path to the path tensoripcsink listens on"));
-        break;
-    case ipc::ConnectFailure::Credentials:
-        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot identify the sender."),
-                          ("%s", e.why.c_str()));
-        break;
-    case ipc::ConnectFailure::WrongUid:
-        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                          ("The sink on \"%s\" runs as uid %u; allowed-uid is %d.", path,
-                           guint(e.peer.uid), s.allowed_uid),
-                          ("sink pid %d", int(e.peer.pid)));
-        break;
-    case ipc::ConnectFailure::Connect:
-        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                          ("Cannot connect to \"%s\": %s", path, e.why.c_str()), (nullptr));
-        break;
-    case ipc::ConnectFailure::Timeout:
-        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                          ("No tensoripcsink listens on \"%s\" (waited %.1f s).", path,
-                           double(s.timeout) / GST_SECOND),
-                          ("%s; raise timeout (0 waits forever)", e.why.c_str()));
-        break;
+    if (!gst_base_src_is_live(GST_BASE_SRC(self)))
+        return;
+    State& st = state_of(self);
+    const guint32 max_pending = st.receiver.stats().max_pending;
+    eg::StreamLayoutPtr layout;
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        layout = st.streaming.layout;
     }
-    return GST_FLOW_ERROR;
-}
-
-// The sender is gone: EOS or error, as configured.
-GstFlowReturn sender_gone(GstTensorIpcSrc* self, const Settings& s, const ipc::Event& e)
-{
-    const char* path = s.socket_path.c_str();
-    switch (e.departure) {
-    case ipc::Departure::AfterEos:
-        return GST_FLOW_EOS;
-    case ipc::Departure::BeforeGreeting:
-        // A sink closes a receiver before its greeting to refuse it (or because it stopped in
-        // that instant): an error either way, since no stream ever began to end.
-        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
-                          ("The sink on \"%s\" closed the connection before its greeting: it "
-                           "refused this receiver or stopped.",
-                           path),
-                          ("%s; a sink refuses receivers of another user than its allowed-uid "
-                           "and receivers beyond its max-clients, and says which on its bus",
-                           e.why.c_str()));
-        return GST_FLOW_ERROR;
-    case ipc::Departure::WithoutEos:
-        break;
-    }
-    if (s.on_disconnect == GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ,
-                          ("The sender on \"%s\" went away without EOS.", path),
-                          ("%s", e.why.c_str()));
-        return GST_FLOW_ERROR;
-    }
-    GST_ELEMENT_WARNING(self, RESOURCE, READ,
-                        ("The sender on \"%s\" went away without EOS; ending the stream.", path),
-                        ("%s", e.why.c_str()));
-    return GST_FLOW_EOS;
+    if (!st.timeline.set_sender(max_pending, layout ? layout->caps.get() : nullptr))
+        return;
+    GST_INFO_OBJECT(self,
+                    "the sender lets this receiver hold %u frames: max latency %" GST_TIME_FORMAT,
+                    max_pending, GST_TIME_ARGS(st.timeline.max_latency()));
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
 }
 
 GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
@@ -303,38 +260,8 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     }
     st.receiver.accept_caps(e.caps_seq);
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
+    update_max_latency(self);
     return GST_FLOW_OK;
-}
-
-// Puts a frame on this pipeline's timeline (tensoripc_clock.hpp). do-timestamp: GstBaseSrc
-// stamps it on arrival. Live: its capture time on this pipeline's clock, as unixfdsrc does,
-// DTS kept as far before it as the sender had it. Not live: the sender's timestamps, in a
-// segment that starts at the first, so a synchronised sink does not wait for the sender's
-// running time to come round here. Returns the segment to push before it, if one is due.
-std::optional<GstSegment> place_in_time(GstTensorIpcSrc* self, GstBuffer* buf, GstClockTime capture)
-{
-    GstBaseSrc* src = GST_BASE_SRC(self);
-    if (gst_base_src_get_do_timestamp(src)) {
-        GST_BUFFER_PTS(buf) = GST_CLOCK_TIME_NONE;
-        GST_BUFFER_DTS(buf) = GST_CLOCK_TIME_NONE;
-        return std::nullopt;
-    }
-    if (gst_base_src_is_live(src)) {
-        const GstClockTime pts = GST_BUFFER_PTS(buf);
-        const GstClockTime dts = GST_BUFFER_DTS(buf);
-        const GstClockTime running =
-            eg::tensoripc::monotonic_to_running(GST_ELEMENT(self), capture);
-        GST_BUFFER_PTS(buf) = running;
-        GST_BUFFER_DTS(buf) = GST_CLOCK_TIME_NONE;
-        if (GST_CLOCK_TIME_IS_VALID(running) && GST_CLOCK_TIME_IS_VALID(pts) &&
-            GST_CLOCK_TIME_IS_VALID(dts))
-            GST_BUFFER_DTS(buf) =
-                dts >= pts ? running + (dts - pts) : running - std::min(running, pts - dts);
-        return std::nullopt;
-    }
-    State& st = state_of(self);
-    std::lock_guard<std::mutex> lock(st.mu);
-    return st.streaming.segment.before(GST_BUFFER_PTS(buf), GST_BUFFER_DURATION(buf));
 }
 
 // A frame the receiver checked against the protocol and the kernel: checked here against the
@@ -380,7 +307,8 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
     if (!meta)
         return reject(self, "FRAME " + std::to_string(f.head.seq) +
                                 " cannot be imported: " + (why ? why.get() : "unknown reason"));
-    std::optional<GstSegment> segment = place_in_time(self, buf.get(), f.head.capture);
+    std::optional<GstSegment> segment =
+        st.timeline.place(GST_BASE_SRC(self), buf.get(), f.head.capture);
     GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT ": %s, tensor %" G_GUINT64_FORMAT, f.head.seq,
                    result == GST_EDGE_TENSOR_IMPORT_HIT ? "hit" : "miss", meta->identity);
 
@@ -422,9 +350,9 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
         case ipc::Event::Kind::Flushing:
             return GST_FLOW_FLUSHING;
         case ipc::Event::Kind::Failed:
-            return connect_failed(self, s, e);
+            return connect_failed(GST_ELEMENT(self), s, e);
         case ipc::Event::Kind::Gone:
-            return sender_gone(self, s, e);
+            return sender_gone(GST_ELEMENT(self), s, e);
         case ipc::Event::Kind::Eos:
             return GST_FLOW_EOS;
         case ipc::Event::Kind::Invalid:
@@ -518,6 +446,7 @@ gboolean start_impl(GstTensorIpcSrc* self)
     gst_edge_tensor_import_cache_set_max_entries(st.cache.get(), settings_of(self).cache_size);
     gst_edge_tensor_import_cache_reset_stats(st.cache.get());
     st.dropped_metas_reported = false;
+    st.timeline.reset();
     std::lock_guard<std::mutex> lock(st.mu);
     st.streaming = Streaming{};
     return TRUE;
@@ -535,6 +464,7 @@ gboolean stop_impl(GstTensorIpcSrc* self)
         std::lock_guard<std::mutex> lock(st.mu);
         st.streaming = Streaming{};
     }
+    st.timeline.reset();
     // Closes the socket; frames still downstream keep the Connection object, not the socket.
     st.receiver.stop();
     gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
@@ -575,6 +505,15 @@ gboolean gst_tensor_ipc_src_negotiate(GstBaseSrc* src)
         caps.reset(gst_caps_ref(st.streaming.layout->caps.get()));
     }
     return gst_base_src_set_caps(src, caps.get());
+}
+
+// Live: the timeline's answer (tensoripcsrc_timeline.hpp).
+gboolean gst_tensor_ipc_src_query(GstBaseSrc* src, GstQuery* query)
+{
+    if (GST_QUERY_TYPE(query) != GST_QUERY_LATENCY || !gst_base_src_is_live(src))
+        return GST_BASE_SRC_CLASS(gst_tensor_ipc_src_parent_class)->query(src, query);
+    state_of(src).timeline.answer_latency(query);
+    return TRUE;
 }
 
 // EOS leaving the element, whatever ended the stream here (num-buffers, downstream's EOS, an
@@ -627,6 +566,7 @@ static void gst_tensor_ipc_src_class_init(GstTensorIpcSrcClass* klass)
     bs->unlock = gst_tensor_ipc_src_unlock;
     bs->unlock_stop = gst_tensor_ipc_src_unlock_stop;
     bs->negotiate = gst_tensor_ipc_src_negotiate;
+    bs->query = gst_tensor_ipc_src_query;
     ps->create = gst_tensor_ipc_src_create;
 
     gst_type_mark_as_plugin_api(GST_TYPE_TENSOR_IPC_SRC_ON_DISCONNECT, GstPluginAPIFlags(0));

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace edgetensor::test
@@ -132,6 +133,49 @@ TEST_F(GstIpcTiming, Live_FramesCarryTheirCaptureTimeOnThisPipelinesClock)
     const GstClockTime mean = (pts.back() - pts[kSettled]) / (pts.size() - 1 - kSettled);
     EXPECT_NEAR(double(mean), double(kFrame), double(kFrame) / 4)
         << "the sender's pace, on this clock";
+}
+
+// A live receiver answers the latency query as a live source that can fall behind by the
+// frames its sender lets it hold: GstBaseSrc's own answer (max 0, as unixfdsrc gives) leaves a
+// synchronised sink no room for its processing deadline, and it warns that the "pipeline
+// construction is invalid" on every start.
+TEST_F(GstIpcTiming, Live_LatencyBoundsHowFarTheReceiverMayFallBehind)
+{
+    constexpr int kMaxPending = 4;
+    SocketDir dir;
+    Pipeline tx("tensortestsrc is-live=true pattern=frame-counter ! " + std::string(kSmallNv12) +
+                " ! tensoripcsink socket-path=" + dir.path() + " max-pending=" +
+                std::to_string(kMaxPending) + " wait-for-connection=false sync=false");
+    Pipeline rx("tensoripcsrc name=src is-live=true socket-path=" + dir.path() +
+                " ! appsink name=out sync=true max-buffers=2 drop=true enable-last-sample=false");
+    ASSERT_TRUE(tx && rx);
+    auto latency = [&] {
+        GstQuery* q = gst_query_new_latency();
+        gboolean live = FALSE;
+        GstClockTime min = 1, max = 1;
+        if (gst_element_query(rx.by_name("src"), q))
+            gst_query_parse_latency(q, &live, &min, &max);
+        gst_query_unref(q);
+        return std::tuple{live, min, max};
+    };
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    {
+        // No sender yet: nothing bounds it.
+        const auto [live, min, max] = latency();
+        EXPECT_TRUE(live);
+        EXPECT_EQ(min, 0u);
+        EXPECT_EQ(max, GST_CLOCK_TIME_NONE);
+    }
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    for (int n = 0; n < 10; ++n)
+        ASSERT_TRUE(pull(rx)) << "frame " << n;
+    const auto [live, min, max] = latency();
+    EXPECT_TRUE(live);
+    EXPECT_EQ(min, 0u) << "frames arrive when they were due at the sender";
+    EXPECT_EQ(max, gst_util_uint64_scale_int(kMaxPending * GST_SECOND, 1, 30))
+        << "max-pending frames of the caps' framerate";
+    auto warning = rx.wait(GST_MESSAGE_WARNING, 0ms);
+    EXPECT_FALSE(warning) << message_text(warning.get());
 }
 
 // Two cameras in other processes, started 1.5 s apart, batched here: with both put on this

@@ -50,6 +50,7 @@ Result<void> Receiver::start()
     caps_seq_ = 0;
     last_seq_ = 0;
     sink_pid_ = 0;
+    max_pending_ = 0;
     last_rejection_.clear();
     return {};
 }
@@ -64,6 +65,7 @@ void Receiver::stop() noexcept
         caps_seq_ = 0;
         last_seq_ = 0;
         sink_pid_ = 0;
+        max_pending_ = 0;
         last_rejection_.clear();
     }
     // Frames still downstream keep the Connection object, not the socket.
@@ -133,6 +135,7 @@ ReceiverStats Receiver::stats() const
     std::lock_guard<std::mutex> lock(mu_);
     s.last_rejection = last_rejection_;
     s.sink_pid = sink_pid_;
+    s.max_pending = max_pending_;
     return s;
 }
 
@@ -180,6 +183,7 @@ std::optional<Event> Receiver::connect(const ReceiverConfig& config)
             greeted_ = false;
             last_seq_ = 0;
             sink_pid_ = uint64_t(cred->pid);
+            max_pending_ = 0;
             return std::nullopt;
         }
         // ENOENT / ECONNREFUSED: no sink (yet); EAGAIN: its backlog is full. Anything else
@@ -285,6 +289,7 @@ Event Receiver::next(const ReceiverConfig& config)
             {
                 std::lock_guard<std::mutex> lock(mu_);
                 greeted_ = true;
+                max_pending_ = msg->hello.max_pending;
             }
             log_to(log_, LogLevel::Debug, "sink pid %llu lets us hold %u frames",
                    static_cast<unsigned long long>(msg->hello.sink_pid),

@@ -81,6 +81,8 @@ struct ReceiverStats {
     uint64_t rejected = 0;
     std::string last_rejection;
     uint64_t sink_pid = 0; ///< the connected sink's (SO_PEERCRED); 0 before the first
+    /// Frames the connected sink lets this receiver hold at once (its HELLO); 0 before it.
+    uint32_t max_pending = 0;
 };
 
 class Receiver
@@ -148,6 +150,7 @@ private:
     bool have_caps_ = false;
     uint32_t caps_seq_ = 0; ///< the accepted caps, when have_caps_
     uint64_t sink_pid_ = 0;
+    uint32_t max_pending_ = 0; ///< the HELLO's, on this connection
     std::string last_rejection_;
 };
 
