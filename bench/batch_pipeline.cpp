@@ -115,10 +115,10 @@ GstPadProbeReturn distinct(GstPad*, GstPadProbeInfo* info, gpointer data)
     // one copy's memory, carrying this frame's timestamps and flags.
     if (ring->copies.size() < ring->k)
         ring->copies.push_back(gst_buffer_copy_deep(buf));
-    GstBuffer* mem = ring->copies[ring->next++ % ring->copies.size()];
+    GstBuffer* copy = ring->copies[ring->next++ % ring->copies.size()];
     GstBuffer* out = gst_buffer_new();
     gst_buffer_copy_into(
-        out, mem, GstBufferCopyFlags(GST_BUFFER_COPY_MEMORY | GST_BUFFER_COPY_META), 0, gsize(-1));
+        out, copy, GstBufferCopyFlags(GST_BUFFER_COPY_MEMORY | GST_BUFFER_COPY_META), 0, gsize(-1));
     gst_buffer_copy_into(out, buf,
                          GstBufferCopyFlags(GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS), 0,
                          gsize(-1));

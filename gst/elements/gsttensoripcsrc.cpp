@@ -236,7 +236,8 @@ void update_max_latency(GstTensorIpcSrc* self)
         std::lock_guard<std::mutex> lock(st.mu);
         layout = st.streaming.layout;
     }
-    if (!st.timeline.set_sender(max_pending, layout ? layout->caps.get() : nullptr))
+    if (!st.timeline.set_sender(max_pending, layout ? layout->fps_n : 0,
+                                layout ? layout->fps_d : 1))
         return;
     GST_INFO_OBJECT(self,
                     "the sender lets this receiver hold %u frames: max latency %" GST_TIME_FORMAT,

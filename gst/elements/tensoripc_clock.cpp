@@ -57,15 +57,11 @@ GstClockTime running_to_monotonic(GstElement* element, GstClockTime running,
     return GstClockTime(GstClockTimeDiff(t) + offset);
 }
 
-GstClockTime receiver_max_latency(guint32 max_pending, const GstCaps* caps) noexcept
+GstClockTime receiver_max_latency(guint32 max_pending, int fps_n, int fps_d) noexcept
 {
-    if (max_pending == 0 || !caps || gst_caps_get_size(caps) == 0)
+    if (max_pending == 0 || fps_n <= 0 || fps_d <= 0)
         return GST_CLOCK_TIME_NONE;
-    gint num = 0, den = 0;
-    if (!gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &num, &den) ||
-        num <= 0 || den <= 0)
-        return GST_CLOCK_TIME_NONE;
-    return gst_util_uint64_scale_int(GstClockTime(max_pending) * GST_SECOND, den, num);
+    return gst_util_uint64_scale_int(GstClockTime(max_pending) * GST_SECOND, fps_d, fps_n);
 }
 
 GstClockTime monotonic_to_running(GstElement* element, GstClockTime mono) noexcept

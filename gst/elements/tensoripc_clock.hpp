@@ -32,10 +32,10 @@ GstClockTime monotonic_to_running(GstElement* element, GstClockTime mono) noexce
 
 /// The most a live receiver may fall behind before frames are lost to it: the frames the
 /// sender lets it hold at once (`max_pending`, its HELLO), one frame interval each (the caps'
-/// framerate). A frame waits in the socket until read, and the sender drops (or, with
-/// block=true, waits) only past that many. NONE while either is unknown (0, no caps, no or
-/// a 0/1 framerate): nothing bounds it yet.
-GstClockTime receiver_max_latency(guint32 max_pending, const GstCaps* caps) noexcept;
+/// framerate `fps_n`/`fps_d`). A frame waits in the socket until read, and the sender drops
+/// (or, with block=true, waits) only past that many. NONE while either is unknown (0, no caps
+/// yet, a 0/1 framerate): nothing bounds it yet.
+GstClockTime receiver_max_latency(guint32 max_pending, int fps_n, int fps_d) noexcept;
 
 /// The TIME segments of a non-live receiver that keeps the sender's timestamps.
 class ReceiverSegment

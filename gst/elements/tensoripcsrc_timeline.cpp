@@ -32,9 +32,9 @@ std::optional<GstSegment> Timeline::place(GstBaseSrc* src, GstBuffer* buf, GstCl
     return segment_.before(GST_BUFFER_PTS(buf), GST_BUFFER_DURATION(buf));
 }
 
-bool Timeline::set_sender(guint32 max_pending, const GstCaps* caps)
+bool Timeline::set_sender(guint32 max_pending, int fps_n, int fps_d)
 {
-    const GstClockTime max = tensoripc::receiver_max_latency(max_pending, caps);
+    const GstClockTime max = tensoripc::receiver_max_latency(max_pending, fps_n, fps_d);
     std::lock_guard<std::mutex> lock(mu_);
     const bool changed = max != max_latency_;
     max_latency_ = max;

@@ -28,10 +28,10 @@ public:
     /// segment to push before it, if one is due.
     std::optional<GstSegment> place(GstBaseSrc* src, GstBuffer* buf, GstClockTime capture);
 
-    /// The sender lets this receiver hold `max_pending` frames (its HELLO; 0 before it) of
-    /// `caps` (null before them): sets the maximum latency (tensoripc_clock.hpp). True when it
-    /// changed, so that the pipeline must ask again.
-    bool set_sender(guint32 max_pending, const GstCaps* caps);
+    /// The sender lets this receiver hold `max_pending` frames (its HELLO; 0 before it) of a
+    /// stream at `fps_n`/`fps_d` (its caps; 0/1 before them): sets the maximum latency
+    /// (tensoripc_clock.hpp). True when it changed, so that the pipeline must ask again.
+    bool set_sender(guint32 max_pending, int fps_n, int fps_d);
     GstClockTime max_latency() const;
 
     /// A live source's answer: minimum 0, since a frame arrives right after it was due at the
