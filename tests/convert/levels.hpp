@@ -15,11 +15,16 @@
 namespace edgetensor::test
 {
 
-constexpr const char* kLevels[] = {"portable", "sse4.1", "avx2"};
+constexpr const char* kLevels[] = {"portable", "sse4.1", "avx2", "avx512"};
 
 inline bool cpu_has(const std::string& level)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
+    if (level == "avx512")
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vbmi");
     if (level == "avx2")
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (level == "sse4.1")

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 //
-// The kernel levels (AVX2, SSE4.1, portable) against each other and against the reference.
-// Every level computes the same integer function, so integer outputs must match the portable
-// level bit for bit and float outputs within float rounding (the SIMD levels may fuse the
-// normalising multiply-add). The configurations are chosen to reach each path of the SIMD
-// kernels: horizontal shuffle programs of 1, 2 and 4 windows per block (ratios from upscale
-// to 1:20), windows that slide back at the end of a row, rows too short for a window, column
-// tails of every length mod 32, crops at odd offsets, letterbox and pillarbox, strided sources
-// and padded destinations whose padding must stay untouched.
+// The kernel levels (AVX-512, AVX2, SSE4.1, portable) against each other and against the
+// reference. Every level computes the same integer function, so integer outputs must match the
+// portable level bit for bit and float outputs within float rounding (the SIMD levels may fuse
+// the normalising multiply-add). The configurations are chosen to reach each path of the SIMD
+// kernels: horizontal shuffle programs of 1, 2 and 4 windows per block (ratios from upscale to
+// 1:20); AVX-512 permute programs of 1, 2 and 4 windows per 32 outputs for 1 to 4 components,
+// or none (1:20 and short rows, which that level hands to the AVX2 pass); windows that slide
+// back at the end of a row, rows too short for a window, column tails of every length mod 64,
+// crops at odd offsets, letterbox and pillarbox, strided sources and padded destinations whose
+// padding must stay untouched.
 //
 // Levels are chosen per converter with EDGETENSOR_CONVERT_ISA; a level the CPU lacks is
 // skipped, one it has must be the one the converter reports.
@@ -90,6 +92,7 @@ const Geometry kGeometries[] = {
     {5, 3, {}, 1, 1, false, "one pixel"},
     {400, 60, {}, 133, 23, false, "1:3 (1 window)"},
     {400, 60, {}, 67, 30, false, "1:6 (2 windows)"},
+    {400, 60, {}, 100, 30, false, "1:4 (4 permute windows for 4 components)"},
 };
 
 constexpr ConvertFormat kFormats[] = {

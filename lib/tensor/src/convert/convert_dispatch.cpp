@@ -33,6 +33,17 @@ bool cpu_has_avx2() noexcept
     return yes;
 }
 
+bool cpu_has_avx512() noexcept
+{
+    // libgcc and compiler-rt report an AVX-512 feature only when the OS saves the zmm and
+    // mask registers.
+    static const bool yes =
+        cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vbmi");
+    return yes;
+}
+
 bool cpu_has_sse41() noexcept
 {
     static const bool yes = __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3");
@@ -51,13 +62,22 @@ const KernelSet& select_kernels() noexcept
     if (want && *want && std::strcmp(want, "portable") == 0)
         return kPortableKernels;
 #if defined(__x86_64__) && defined(__GNUC__)
-    const bool want_sse = want && std::strcmp(want, "sse4.1") == 0;
-    if (want && *want && !want_sse && std::strcmp(want, "avx2") != 0)
-        ET_LOG_WARNING("convert",
-                       "EDGETENSOR_CONVERT_ISA=%s is not a kernel level (portable, sse4.1, avx2); "
-                       "using the best this CPU has",
-                       want);
-    if (!want_sse && cpu_has_avx2())
+    // A request caps the level: the best the CPU has at or below it.
+    int cap = 3;
+    if (want && *want) {
+        if (std::strcmp(want, "sse4.1") == 0)
+            cap = 1;
+        else if (std::strcmp(want, "avx2") == 0)
+            cap = 2;
+        else if (std::strcmp(want, "avx512") != 0)
+            ET_LOG_WARNING("convert",
+                           "EDGETENSOR_CONVERT_ISA=%s is not a kernel level (portable, sse4.1, "
+                           "avx2, avx512); using the best this CPU has",
+                           want);
+    }
+    if (cap >= 3 && cpu_has_avx512())
+        return kAvx512Kernels;
+    if (cap >= 2 && cpu_has_avx2())
         return kAvx2Kernels;
     if (cpu_has_sse41())
         return kSse41Kernels;

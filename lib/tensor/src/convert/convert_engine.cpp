@@ -89,68 +89,6 @@ int16_t q13(double c) noexcept
     return int16_t(std::lround(c * 8192.0));
 }
 
-/// Slots of a quad (16 outputs) hold blocks 0, 2, 1, 3: see HGroup.
-constexpr size_t kSlotBlock[4] = {0, 2, 1, 3};
-
-/// The SIMD shuffle program of a group (HGroup::win/masks), or false when a row is too short
-/// for a 16-byte window.
-bool build_shuffles(K::GroupTables& g, size_t npad, size_t row_bytes, bool lerp)
-{
-    if (row_bytes < 16)
-        return false;
-    const size_t count = g.h.count;
-    const int32_t* rel = g.h.rel;
-    int32_t rel_lo = rel[0], rel_hi = rel[0];
-    for (size_t k = 0; k < count; ++k) {
-        rel_lo = std::min(rel_lo, rel[k]);
-        rel_hi = std::max(rel_hi, rel[k]);
-    }
-    // The bytes output x needs, inclusive (taps grow with x; the first is never after the second).
-    auto lo_of = [&](size_t x) { return g.o0[x] + rel_lo; };
-    auto hi_of = [&](size_t x) { return (lerp ? g.o1[x] : g.o0[x]) + rel_hi; };
-    // Fewest windows per block of 4 outputs such that each window's outputs span <= 16 bytes.
-    uint32_t loads = 1;
-    for (; loads < 4; loads *= 2) {
-        const size_t per = 4 / loads;
-        bool fits = true;
-        for (size_t x0 = 0; x0 < npad && fits; x0 += per) {
-            int32_t lo = std::numeric_limits<int32_t>::max(), hi = 0;
-            for (size_t x = x0; x < x0 + per; ++x) {
-                lo = std::min(lo, lo_of(x));
-                hi = std::max(hi, hi_of(x));
-            }
-            fits = hi - lo <= 15;
-        }
-        if (fits)
-            break;
-    }
-    const size_t quads = npad / 16, per = 4 / loads;
-    g.h.loads = loads;
-    g.win.assign(quads * loads * 4, 0);
-    g.masks.assign(quads * loads * count * 64, 0x80);
-    for (size_t q = 0; q < quads; ++q)
-        for (size_t l = 0; l < loads; ++l)
-            for (size_t s = 0; s < 4; ++s) {
-                const size_t x0 = (q * 4 + kSlotBlock[s]) * 4 + l * per;
-                int32_t lo = std::numeric_limits<int32_t>::max();
-                for (size_t x = x0; x < x0 + per; ++x)
-                    lo = std::min(lo, lo_of(x));
-                // Near the end of a row the window slides left so it never reads past it.
-                const int32_t base = std::min<int32_t>(lo, int32_t(row_bytes) - 16);
-                g.win[(q * loads + l) * 4 + s] = base;
-                for (size_t k = 0; k < count; ++k) {
-                    uint8_t* m = &g.masks[(((q * loads + l) * count + k) * 4 + s) * 16];
-                    for (size_t x = x0; x < x0 + per; ++x) {
-                        const size_t i = x % 4;
-                        m[2 * i] = uint8_t(g.o0[x] + rel[k] - base);
-                        if (lerp)
-                            m[8 + 2 * i] = uint8_t(g.o1[x] + rel[k] - base);
-                    }
-                }
-            }
-    return true;
-}
-
 } // namespace
 
 namespace detail::convert
@@ -343,12 +281,15 @@ void Converter::Impl::build_groups(const std::vector<int32_t>& hx0, const std::v
         ++g->h.count;
     }
     for (auto& g : groups) {
-        const bool shuffled = build_shuffles(g, npad, plane_bytes[g.plane], g.h.lerp);
+        const bool shuffled = K::build_shuffles(g, npad, plane_bytes[g.plane], g.h.lerp);
         g.h.o0 = g.o0.data();
         g.h.o1 = g.o1.data();
         g.h.w = g.w.data();
         g.h.win = shuffled ? g.win.data() : nullptr;
         g.h.masks = shuffled ? g.masks.data() : nullptr;
+        const bool permuted = K::build_permutes(g, npad, plane_bytes[g.plane], g.h.lerp);
+        g.h.vwin = permuted ? g.vwin.data() : nullptr;
+        g.h.vidx = permuted ? g.vidx.data() : nullptr;
     }
 }
 

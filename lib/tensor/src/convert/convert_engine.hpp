@@ -39,11 +39,18 @@ private:
 struct GroupTables {
     size_t plane = 0;
     uint8_t comps[4] = {};
-    std::vector<int32_t> o0, o1, win;
+    std::vector<int32_t> o0, o1, win, vwin;
     std::vector<int16_t> w;
-    std::vector<uint8_t> masks;
+    std::vector<uint8_t> masks, vidx;
     HGroup h;
 };
+
+/// The horizontal programs of a group's SIMD kernels from its taps (convert_programs.cpp):
+/// HGroup::win/masks for the shuffle levels, HGroup::vwin/vidx for AVX-512. False, with
+/// nothing built, when that program cannot serve the group (a row shorter than one window;
+/// for the permutes also taps that four windows per 32 outputs do not cover).
+bool build_shuffles(GroupTables& g, size_t npad, size_t row_bytes, bool lerp);
+bool build_permutes(GroupTables& g, size_t npad, size_t row_bytes, bool lerp);
 
 /// Per worker thread: the horizontal rows of the last two source rows of every plane (output
 /// rows advance monotonically, so two slots catch every reuse) and the colour rows.

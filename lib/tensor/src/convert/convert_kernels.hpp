@@ -61,6 +61,16 @@ struct HGroup {
     uint32_t loads = 0;
     const int32_t* win = nullptr;
     const uint8_t* masks = nullptr;
+    /// The byte-permute program of the AVX-512 level (two-table vpermt2b, VBMI): per block of
+    /// 32 outputs, `vwins` (1, 2 or 4) 128-byte windows of the row, window w serving outputs
+    /// [w * 32 / vwins, (w + 1) * 32 / vwins) of the block (vwin[block][w], byte offsets), and
+    /// per component the index of each output's first and second tap in its window, in the
+    /// low byte of the output's int16 lane: vidx[block][component][tap][64]. Null when the row
+    /// is shorter than a window or 4 windows per block do not cover the taps (steeper than
+    /// about 1:10 on luma); then the level runs the shuffle program above.
+    uint32_t vwins = 0;
+    const int32_t* vwin = nullptr;
+    const uint8_t* vidx = nullptr;
 };
 
 /// One component's two horizontal rows and the vertical weight of the second (Q15).
@@ -137,9 +147,11 @@ extern const KernelSet kPortableKernels;
 #if defined(__x86_64__)
 extern const KernelSet kSse41Kernels;
 extern const KernelSet kAvx2Kernels;
+extern const KernelSet kAvx512Kernels;
 #endif
 
-/// The best level this CPU runs, or the one EDGETENSOR_CONVERT_ISA (portable, sse4.1, avx2)
+/// The best level this CPU runs, or the one EDGETENSOR_CONVERT_ISA (portable, sse4.1, avx2,
+/// avx512)
 /// asks for when the CPU has it; EDGETENSOR_CONVERT_PORTABLE=1 means portable. Read on every
 /// call so tests can switch between converters.
 const KernelSet& select_kernels() noexcept;
