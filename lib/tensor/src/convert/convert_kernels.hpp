@@ -67,7 +67,7 @@ struct HGroup {
     /// per component the index of each output's first and second tap in its window, in the
     /// low byte of the output's int16 lane: vidx[block][component][tap][64]. Null when the row
     /// is shorter than a window or 4 windows per block do not cover the taps (steeper than
-    /// about 1:10 on luma); then the level runs the shuffle program above.
+    /// about 1:17 on luma); then the level runs the shuffle program above.
     uint32_t vwins = 0;
     const int32_t* vwin = nullptr;
     const uint8_t* vidx = nullptr;
@@ -150,10 +150,9 @@ extern const KernelSet kAvx2Kernels;
 extern const KernelSet kAvx512Kernels;
 #endif
 
-/// The best level this CPU runs, or the one EDGETENSOR_CONVERT_ISA (portable, sse4.1, avx2,
-/// avx512)
-/// asks for when the CPU has it; EDGETENSOR_CONVERT_PORTABLE=1 means portable. Read on every
-/// call so tests can switch between converters.
+/// The best level this CPU runs, at most the one EDGETENSOR_CONVERT_ISA names (portable,
+/// sse4.1, avx2, avx512); EDGETENSOR_CONVERT_PORTABLE=1 means portable. Read on every call so
+/// tests can switch between converters.
 const KernelSet& select_kernels() noexcept;
 
 } // namespace edgetensor::detail::convert
