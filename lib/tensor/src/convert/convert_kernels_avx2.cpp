@@ -283,12 +283,6 @@ void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t
     }
 }
 
-inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
-{
-    for (size_t i = 0; i < n; ++i)
-        d[i] = s[i];
-}
-
 // ---- quantized bytes -------------------------------------------------------------------------
 
 /// 16 Q5 samples -> round_half_even(t) + zero point, saturated to int16, in order; t is

@@ -251,12 +251,6 @@ ET_ALWAYS_INLINE void store_interleaved(uint8_t* d, __m512i r, __m512i g, __m512
     }
 }
 
-inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
-{
-    for (size_t i = 0; i < n; ++i)
-        d[i] = s[i];
-}
-
 /// 64 Q5 samples at s (32 when `half`, the rest zero) -> bytes in packed order:
 /// (v + 16) >> 5, saturated, then the u8/i8 mask.
 inline __m512i to_u8(const int16_t* s, bool half, __m512i mask) noexcept

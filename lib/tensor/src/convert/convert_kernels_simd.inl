@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: MIT
 //
 // The vertical lerp and colour stages, written once over a vector of int16 lanes `V` that the
-// including level defines (SSE4.1: 8 lanes, AVX2: 16). Included inside that level's anonymous
-// namespace, so every instantiation is private to its translation unit and compiled for its
-// instruction set. The level defines ET_ALWAYS_INLINE too. Same arithmetic as the portable level
-// (convert_kernels_portable.cpp).
+// including level defines (SSE4.1: 8 lanes, AVX2: 16, AVX-512: 32), and the scalar copy of a
+// row's partial last vector that every level's emit shares. Included inside that level's
+// anonymous namespace, so every instantiation is private to its translation unit and compiled
+// for its instruction set. The level defines ET_ALWAYS_INLINE too. Same arithmetic as the
+// portable level (convert_kernels_portable.cpp).
+
+/// The bytes of a row's last partial vector, from the aligned scratch the kernels store it to.
+inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
+{
+    for (size_t i = 0; i < n; ++i)
+        d[i] = s[i];
+}
 
 template <bool Blend> inline typename V::T vlerp(const VIn& in, typename V::T w, size_t x) noexcept
 {

@@ -249,12 +249,6 @@ void emit_f32_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t n
     }
 }
 
-inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
-{
-    for (size_t i = 0; i < n; ++i)
-        d[i] = s[i];
-}
-
 // ---- quantized bytes -------------------------------------------------------------------------
 
 /// 8 Q5 samples -> round_half_even(v * a + b) + zero point, saturated to int16 (a multiply
