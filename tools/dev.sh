@@ -91,24 +91,34 @@ setup() {
     meson compile -C "$1"
 }
 
-# build_suites DIR SUITE...: configure was done; build only what the tests of these suites run
-# (their executables and the targets they declare they depend on), not the whole tree.
+# suite_query DIR any|outputs SUITE...: the tests of DIR in any of these suites (meson names
+# a suite "project:name"; the name is matched). `any`: exit 0 if there is one. `outputs`: the
+# build outputs they run (their executables and the targets they declare they depend on),
+# relative to DIR, one a line.
+suite_query() {
+    meson introspect "$1" --tests --targets | python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+build, mode, want = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+tests = [t for t in d["tests"] if want & {s.split(":")[-1] for s in t["suite"]}]
+if mode == "any":
+    sys.exit(0 if tests else 1)
+files = {t["id"]: t["filename"] for t in d["targets"]}
+out = set()
+for t in tests:
+    for dep in t.get("depends", []):
+        out.update(os.path.relpath(f, build) for f in files.get(dep, []))
+print("\n".join(sorted(out)))
+' "$@"
+}
+
+# build_suites DIR SUITE...: configure was done; build only what the tests of these suites run,
+# not the whole tree.
 build_suites() {
     local dir=$1
     shift
     local outputs
-    outputs=$(meson introspect "$dir" --tests --targets | python3 -c '
-import json, os, sys
-d = json.load(sys.stdin)
-want = set(sys.argv[2:])
-files = {t["id"]: t["filename"] for t in d["targets"]}
-out = set()
-for t in d["tests"]:
-    if want & {s.split(":")[-1] for s in t["suite"]}:
-        for dep in t.get("depends", []):
-            out.update(os.path.relpath(f, sys.argv[1]) for f in files.get(dep, []))
-print("\n".join(sorted(out)))
-' "$dir" "$@")
+    outputs=$(suite_query "$dir" outputs "$@")
     [ -n "$outputs" ] || {
         log "no test of suite(s) $* in $dir"
         return 1
@@ -161,10 +171,7 @@ run_tests() {
 
 # has_suite DIR SUITE: whether any test of DIR is in SUITE.
 has_suite() {
-    meson introspect "$1" --tests | python3 -c '
-import json, sys
-sys.exit(0 if any(sys.argv[1] in {s.split(":")[-1] for s in t["suite"]}
-                  for t in json.load(sys.stdin)) else 1)' "$2"
+    suite_query "$1" any "$2"
 }
 
 # run_lane_tests DIR: every test of the README's test command. The vivid soak (suite vm-soak) is
