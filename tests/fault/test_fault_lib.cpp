@@ -315,6 +315,7 @@ TEST(FaultDma, AnMmapFailureFailsTheMapAndTheNextMapWorks)
     expect_same_footprint(before, "after the tensor died");
 }
 
+#if ET_TEST_DMA_BUILT
 /// A DMA storage over a memfd (the library's internal seam): runs the DMA-BUF storage's CPU map
 /// on any host. Its mmap is what the fault replaces; a memfd has no DMA_BUF_IOCTL_SYNC.
 Result<TensorDyn> memfd_as_dma(size_t bytes, std::string_view name)
@@ -389,6 +390,8 @@ TEST(FaultDma, AGlSourceNeitherImportedNorMappableNamesBothReasons)
     }
     expect_same_footprint(before, "after the converter and tensors died");
 }
+
+#endif // ET_TEST_DMA_BUILT
 
 } // namespace
 } // namespace edgetensor::test
