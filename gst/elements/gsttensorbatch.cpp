@@ -323,6 +323,8 @@ gboolean negotiated_src_caps_impl(GstTensorBatch* self, GstCaps* caps)
         }
         out.n = s.batch_size;
         out.shape = shape;
+        eg::GCharPtr name(gst_object_get_name(GST_OBJECT(self)));
+        out.tensor_id = name ? name.get() : "tensorbatch";
         out.negotiated = true;
         GST_INFO_OBJECT(self, "batches of [%s] %s", eg::dimensions_string(shape).c_str(),
                         eg::tensor_type_name(tc::output_dtype(s.dtype)));

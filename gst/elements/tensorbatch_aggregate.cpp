@@ -5,6 +5,7 @@
 #include "tensorbatch_aggregate.hpp"
 
 #include "glib_raii.hpp"
+#include "gst_tensor_meta.hpp"
 #include "tensorbatch_element.hpp"
 #include "tensorbatch_pool.hpp"
 #include "tensorbatch_provenance.hpp"
@@ -210,6 +211,18 @@ bool write_batch(GstTensorBatch* self, const tb::Settings& s, GstBuffer* out,
     if (empty)
         ++st.counters.partial_batches;
     eg::record_output(out, quant_record(s), same_colorimetry && colorimetry ? *colorimetry : 0, 0);
+    // Last: the GstTensorMeta shares the batch's memories, which no slot may write after.
+    if (eg::have_gst_tensor_meta()) {
+        auto described = batch->is_contiguous()
+                             ? eg::describe_buffer_as_gst_tensor(out, o.tensor_id, batch->dtype(),
+                                                                 batch->shape())
+                             : et::Result<void>(et::make_error(et::ErrorCode::InvalidArgument,
+                                                               "the batch is not contiguous"));
+        if (!described && st.warned.insert("gst tensor meta").second)
+            msgs->warning(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
+                          "The batches go without a GstTensorMeta: " + described.error().message() +
+                              ".");
+    }
     return true;
 }
 

@@ -66,6 +66,8 @@ struct Output {
     size_t height = 0;
     guint n = 0;
     edgetensor::Shape shape;
+    /// The batch's id in its GstTensorMeta (1.26+): the element's name, as tensorconvert's.
+    std::string tensor_id;
     bool negotiated = false;
 };
 

@@ -181,6 +181,30 @@ Result<void> add_gst_tensor_meta(GstBuffer* buffer, std::span<const TensorRecord
 #endif
 }
 
+Result<void> describe_buffer_as_gst_tensor(GstBuffer* buffer, const std::string& id, DType dtype,
+                                           std::span<const size_t> dims)
+{
+    TensorRecord r;
+    r.id = id;
+    r.dtype = dtype;
+    r.dims.assign(dims.begin(), dims.end());
+#if EDGETENSOR_HAVE_GST_TENSOR_META
+    if (gst_buffer_get_size(buffer) < r.bytes())
+        return make_error(ErrorCode::InvalidArgument,
+                          "tensor '" + id + "' needs " + std::to_string(r.bytes()) +
+                              " bytes; its buffer has " +
+                              std::to_string(gst_buffer_get_size(buffer)));
+    // The memories themselves, referenced: no byte copied, no sub-memory made. Not
+    // gst_buffer_copy_region(): from a pool's buffer GStreamer 1.26 hangs a GstParentBufferMeta
+    // on the copy, a reference back to `buffer` that would keep it (and this meta) alive for good.
+    // The pool's spare bytes past the tensor come along (a GstTensor's data may be larger).
+    r.data.reset(gst_buffer_new());
+    for (guint i = 0; i < gst_buffer_n_memory(buffer); ++i)
+        gst_buffer_append_memory(r.data.get(), gst_buffer_get_memory(buffer, i));
+#endif
+    return add_gst_tensor_meta(buffer, std::span<const TensorRecord>(&r, 1));
+}
+
 std::vector<TensorRecord> read_gst_tensor_metas(GstBuffer* buffer, size_t* skipped)
 {
     std::vector<TensorRecord> out;

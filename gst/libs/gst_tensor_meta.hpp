@@ -79,6 +79,17 @@ std::vector<TensorRecord> read_gst_tensor_metas(GstBuffer* buffer, size_t* skipp
 /// The tensor `id` of the GstTensorMetas on `buffer`, the first one found.
 std::optional<TensorRecord> find_gst_tensor(GstBuffer* buffer, const std::string& id);
 
+/// Describes the tensor `buffer` is (its bytes from offset 0: row-major, contiguous) in a
+/// GstTensorMeta of one tensor `id`, so GStreamer's own tensor readers find it. The GstTensor's
+/// data is a second buffer holding `buffer`'s memories, not a copy and not `buffer` itself (a
+/// meta referencing its own buffer would never be freed). While the meta lives those memories
+/// are shared: a downstream write map copies them, as for any shared GstMemory. A pool's buffer
+/// gets them back exclusive when it returns: the pool removes the meta (it is not POOLED).
+/// `buffer` writable. NotSupported without GstTensorMeta in this build; InvalidArgument as
+/// add_gst_tensor_meta().
+Result<void> describe_buffer_as_gst_tensor(GstBuffer* buffer, const std::string& id, DType dtype,
+                                           std::span<const size_t> dims);
+
 /// Removes from `buffer` (writable) every GstTensorMeta that holds a tensor `id`; how many.
 size_t remove_gst_tensor_metas_with(GstBuffer* buffer, const std::string& id);
 

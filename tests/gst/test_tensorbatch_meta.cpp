@@ -4,15 +4,18 @@
 // API, copies, the mapping of a slot point or box back to the source frame) and the
 // GstEdgeTensorMeta quantization fields, whose addition keeps the struct's size and older
 // offsets; and tensorconvert's batch of one, whose slot maps a box it converted back to the
-// frame it came from.
+// frame it came from; and on GStreamer 1.26+ the GstTensorMeta each batch describes itself with.
 
 #include "element_harness.hpp"
+#include "gst_tensor_meta.hpp"
 #include "tensorbatch_test_util.hpp"
 
 #include <gst/edgetensor/edgetensor.h>
 
 #include <cstddef>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace edgetensor::test
 {
@@ -195,6 +198,60 @@ TEST(TensorConvertProvenance, ABoxInTheOutputMapsBackToTheFrame)
         EXPECT_FALSE(gst_edge_tensor_meta_get_quantization(tm, nullptr, nullptr));
         EXPECT_EQ(t.messages(GST_MESSAGE_ERROR), "");
     }
+}
+
+// Issue 23 item 1: on GStreamer 1.26+ a batch also describes itself to GStreamer's own tensor
+// readers, in a GstTensorMeta of one tensor named after the element, [N, ...] of the caps'
+// type, whose data is the batch's own memory (no copy). The meta leaves with the batch, so the
+// pool gets its memory back unshared and reuses the buffer instead of allocating another. On
+// 1.22 there is no such meta and none is attached.
+TEST(TensorBatchGstTensorMeta, EachBatchDescribesItselfInItsOwnMemory)
+{
+    const char* caps =
+        "video/x-raw,format=NV12,width=320,height=240,framerate=30/1,colorimetry=bt709";
+    BatchHarness b("name=crops batch-size=2 width=64 height=48 layout=chw dtype=float32", 2);
+    gst_harness_set_src_caps_str(b.pads[0], caps);
+    gst_harness_set_src_caps_str(b.pads[1], caps);
+    constexpr size_t kBytes = 2 * 3 * 48 * 64 * sizeof(float);
+    std::set<guint64> identities;
+    for (guint frame = 0; frame < 6; ++frame) {
+        SCOPED_TRACE(frame);
+        ASSERT_EQ(b.push(0, pattern_frame(caps, frame).get(), frame * 33 * GST_MSECOND),
+                  GST_FLOW_OK);
+        ASSERT_EQ(b.push(1, pattern_frame(caps, frame + 9).get(), frame * 33 * GST_MSECOND),
+                  GST_FLOW_OK);
+        BufferPtr out(gst_harness_pull(b.out()));
+        ASSERT_TRUE(out) << b.messages(GST_MESSAGE_ERROR);
+        const GstEdgeTensorMeta* em = gst_buffer_get_edge_tensor_meta(out.get());
+        ASSERT_TRUE(em);
+        identities.insert(em->identity);
+        std::vector<gst::TensorRecord> recs = gst::read_gst_tensor_metas(out.get());
+        if (!gst::have_gst_tensor_meta()) {
+            EXPECT_TRUE(recs.empty());
+            continue;
+        }
+        ASSERT_EQ(recs.size(), 1u) << b.messages(GST_MESSAGE_WARNING);
+        const gst::TensorRecord& t = recs[0];
+        EXPECT_EQ(t.id, "crops") << "the element's name, as tensorconvert's riding tensor";
+        EXPECT_EQ(t.dtype, DType::F32);
+        EXPECT_EQ(t.dims, (std::vector<size_t>{2, 3, 48, 64}));
+        EXPECT_EQ(t.order, gst::TensorDimOrder::RowMajor);
+        ASSERT_TRUE(t.data);
+        ASSERT_EQ(gst_buffer_n_memory(t.data.get()), gst_buffer_n_memory(out.get()));
+        EXPECT_EQ(gst_buffer_peek_memory(t.data.get(), 0), gst_buffer_peek_memory(out.get(), 0))
+            << "the batch's own memory, not a copy";
+        std::vector<uint8_t> batch_bytes = buffer_bytes(out.get());
+        batch_bytes.resize(kBytes);
+        std::vector<uint8_t> tensor_bytes = buffer_bytes(t.data.get());
+        ASSERT_GE(tensor_bytes.size(), kBytes);
+        tensor_bytes.resize(kBytes);
+        EXPECT_TRUE(tensor_bytes == batch_bytes);
+    }
+    EXPECT_LE(identities.size(), 2u) << "a batch pool that allocated " << identities.size()
+                                     << " buffers for 6 batches taken one at a time";
+    EXPECT_EQ(b.stat("copies"), 0u);
+    EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+    EXPECT_EQ(b.messages(GST_MESSAGE_WARNING), "");
 }
 
 } // namespace
