@@ -280,6 +280,8 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
         return FALSE;
     Streaming st;
     st.in = in.layout;
+    eg::GCharPtr name(gst_object_get_name(GST_OBJECT(self)));
+    st.tensor_id = name ? name.get() : "tensorconvert";
     if (s.output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META) {
         // The frame goes on; the tensor's caps are those output-mode=tensor would negotiate.
         st.meta_caps.reset(cs::meta_tensor_caps(GST_BASE_TRANSFORM(self), s, incaps));
@@ -291,8 +293,6 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
             return FALSE;
         }
         outcaps = st.meta_caps.get();
-        eg::GCharPtr name(gst_object_get_name(GST_OBJECT(self)));
-        st.meta_id = name ? name.get() : "tensorconvert";
         st.transform = eg::frame_transform_from(
             conv->geometry(), uint32_t(in.facts.width), uint32_t(in.facts.height),
             uint32_t(conv->dst_width()), uint32_t(conv->dst_height()));

@@ -55,12 +55,14 @@ struct Streaming {
     Counters counters;
     // A top-down copy of a bottom-up (negative-stride) frame: the engine takes positive pitches.
     std::vector<uint8_t> scratch;
+    // The tensor's id in GStreamer's tensor meta (1.26+; the element's name), for a riding
+    // tensor (output-mode=meta) and for an other/tensors output.
+    std::string tensor_id;
     // output-mode=meta: the tensor's caps (null in tensor mode), the pool its tensors come from
-    // (configured at the first frame, once downstream can say what it needs), the tensor's id
-    // and where its picture came from in the frame.
+    // (configured at the first frame, once downstream can say what it needs) and where its
+    // picture came from in the frame.
     MiniObjectPtr<GstCaps> meta_caps;
     MetaOutput meta;
-    std::string meta_id;
     FrameTransform transform;
 };
 

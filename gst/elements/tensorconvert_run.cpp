@@ -6,6 +6,7 @@
 
 #include "dma_drm.hpp"
 #include "frame_check.hpp"
+#include "gst_tensor_meta.hpp"
 #include "tensorbatch_provenance.hpp"
 #include "tensorconvert_element.hpp"
 #include "tensorconvert_frame.hpp"
@@ -35,6 +36,18 @@ void record_colorimetry(const Streaming& st, GstBuffer* inbuf, GstBuffer* outbuf
 {
     eg::record_conversion(outbuf, *st.converter, GST_BUFFER_PTS(inbuf), st.out_colorimetry,
                           st.applied_colorimetry);
+}
+
+// On 1.26+ an other/tensors output describes itself in a GstTensorMeta as well, as tensorbatch's
+// batches do (a video/x-raw output is a picture, not a tensor).
+void describe_tensor(GstTensorConvert* self, const Streaming& st, GstBuffer* outbuf)
+{
+    if (!eg::have_gst_tensor_meta() || !st.out.layout || st.out.layout->video)
+        return;
+    const TensorCaps& t = st.out.layout->tensor;
+    if (auto r = eg::describe_buffer_as_gst_tensor(outbuf, st.tensor_id, t.dtype, t.shape); !r)
+        GST_WARNING_OBJECT(self, "the tensor goes without a GstTensorMeta: %s",
+                           r.error().message().c_str());
 }
 
 // Drops `inbuf`, which does not match the caps (`why`), as stock converters do (a switch of
@@ -88,6 +101,7 @@ GstFlowReturn transform_impl(GstTensorConvert* self, GstBuffer* inbuf, GstBuffer
         return ret;
     st.frames++;
     record_colorimetry(st, inbuf, outbuf);
+    describe_tensor(self, st, outbuf);
     return GST_FLOW_OK;
 }
 
@@ -159,7 +173,7 @@ GstFlowReturn convert_onto_frame(GstTensorConvert* self, GstBuffer* frame)
     if (const GstFlowReturn ret = convert_frame(self, job, frame, tensor.get()); ret != GST_FLOW_OK)
         return ret;
     record_colorimetry(st, frame, tensor.get());
-    st.meta.attach(GST_ELEMENT(self), frame, tensor.get(), st.meta_id, st.transform);
+    st.meta.attach(GST_ELEMENT(self), frame, tensor.get(), st.tensor_id, st.transform);
     st.frames++;
     return GST_FLOW_OK;
 }

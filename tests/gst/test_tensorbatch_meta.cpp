@@ -4,7 +4,8 @@
 // API, copies, the mapping of a slot point or box back to the source frame) and the
 // GstEdgeTensorMeta quantization fields, whose addition keeps the struct's size and older
 // offsets; and tensorconvert's batch of one, whose slot maps a box it converted back to the
-// frame it came from; and on GStreamer 1.26+ the GstTensorMeta each batch describes itself with.
+// frame it came from; and on GStreamer 1.26+ the GstTensorMeta that each batch, and each
+// other/tensors output of tensorconvert, describes itself with.
 
 #include "element_harness.hpp"
 #include "gst_tensor_meta.hpp"
@@ -252,6 +253,45 @@ TEST(TensorBatchGstTensorMeta, EachBatchDescribesItselfInItsOwnMemory)
     EXPECT_EQ(b.stat("copies"), 0u);
     EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
     EXPECT_EQ(b.messages(GST_MESSAGE_WARNING), "");
+}
+
+// tensorconvert's other/tensors output describes itself the same way; a video/x-raw output is a
+// picture and carries no GstTensorMeta.
+TEST(TensorConvertGstTensorMeta, ATensorOutputDescribesItselfAndAPictureDoesNot)
+{
+    const char* caps = "video/x-raw,format=RGB,width=320,height=240,framerate=30/1,"
+                       "colorimetry=sRGB";
+    for (const char* downstream : {"other/tensors", "video/x-raw,format=RGB"}) {
+        SCOPED_TRACE(downstream);
+        const bool tensors = std::string(downstream) == "other/tensors";
+        ElementHarness t("tensorconvert name=image width=64 height=48");
+        gst_harness_set_src_caps_str(t.get(), caps);
+        gst_harness_set_sink_caps_str(t.get(), downstream);
+        std::set<guint64> identities;
+        for (guint frame = 0; frame < 4; ++frame) {
+            BufferPtr in = pattern_frame(caps, frame);
+            ASSERT_EQ(gst_harness_push(t.get(), gst_buffer_ref(in.get())), GST_FLOW_OK)
+                << t.messages(GST_MESSAGE_ERROR);
+            BufferPtr out(gst_harness_pull(t.get()));
+            ASSERT_TRUE(out);
+            if (const GstEdgeTensorMeta* em = gst_buffer_get_edge_tensor_meta(out.get()))
+                identities.insert(em->identity);
+            std::vector<gst::TensorRecord> recs = gst::read_gst_tensor_metas(out.get());
+            if (!gst::have_gst_tensor_meta() || !tensors) {
+                EXPECT_TRUE(recs.empty());
+                continue;
+            }
+            ASSERT_EQ(recs.size(), 1u);
+            EXPECT_EQ(recs[0].id, "image");
+            EXPECT_EQ(recs[0].dtype, DType::U8);
+            EXPECT_EQ(recs[0].dims, (std::vector<size_t>{1, 48, 64, 3}));
+            ASSERT_TRUE(recs[0].data);
+            EXPECT_EQ(gst_buffer_peek_memory(recs[0].data.get(), 0),
+                      gst_buffer_peek_memory(out.get(), 0));
+        }
+        EXPECT_LE(identities.size(), 2u) << "the pool reuses its buffers";
+        EXPECT_EQ(t.messages(GST_MESSAGE_ERROR), "");
+    }
 }
 
 } // namespace
