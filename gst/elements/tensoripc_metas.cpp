@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// GStreamer's tensor and analytics metas to and from a FRAME's meta section
-// (tensoripc_metas.hpp).
+// GStreamer's tensor and analytics metas, and tensorbatch's provenance, to and from a FRAME's
+// meta section (tensoripc_metas.hpp).
 
 #include "tensoripc_metas.hpp"
 
@@ -9,6 +9,7 @@
 #include "tensoripcsrc_frame.hpp"
 
 #include <gst/allocators/allocators.h>
+#include <gst/edgetensor/edgetensor.h>
 
 #if EDGETENSOR_HAVE_GST_ANALYTICS
 #include <gst/analytics/analytics.h>
@@ -234,6 +235,86 @@ void collect_analytics(GstBuffer* buffer, Placement& p)
 
 } // namespace
 
+namespace
+{
+
+// tensorbatch's provenance (ours: every version has it). A record the receiver would refuse
+// (a producer's crop outside its source) is left out alone; the other metas still go.
+void collect_batch(GstBuffer* buffer, Placement& p)
+{
+    const GstEdgeTensorBatchMeta* m = gst_buffer_get_edge_tensor_batch_meta(buffer);
+    if (!m || m->n_slots == 0)
+        return;
+    ipc::FrameMetas only;
+    ipc::BatchMeta& b = only.batch.emplace();
+    b.slot_width = m->slot_width;
+    b.slot_height = m->slot_height;
+    b.slots.resize(m->n_slots);
+    for (guint i = 0; i < m->n_slots; ++i) {
+        const GstEdgeTensorBatchSlot& s = m->slots[i];
+        ipc::BatchSlot& o = b.slots[i];
+        o.filled = s.filled != FALSE;
+        o.pad_index = s.pad_index;
+        o.pts = s.pts;
+        o.source_width = s.source_width;
+        o.source_height = s.source_height;
+        o.crop_x = s.crop_x;
+        o.crop_y = s.crop_y;
+        o.crop_width = s.crop_width;
+        o.crop_height = s.crop_height;
+        o.scale_x = s.scale_x;
+        o.scale_y = s.scale_y;
+        o.pad_left = s.pad_left;
+        o.pad_top = s.pad_top;
+        o.pad_right = s.pad_right;
+        o.pad_bottom = s.pad_bottom;
+        o.roi_kind = s.roi_kind;
+        o.roi_id = s.roi_id;
+        const gchar* label = s.roi_label ? g_quark_to_string(s.roi_label) : nullptr;
+        o.roi_label = label ? label : "";
+        o.applied_colorimetry = s.applied_colorimetry;
+    }
+    if (auto checked = ipc::encode_metas(only); !checked) {
+        p.skip("the batch provenance (" + checked.error().message() + ")");
+        return;
+    }
+    p.metas.batch = std::move(only.batch);
+}
+
+void attach_batch(GstBuffer* buffer, const ipc::BatchMeta& b)
+{
+    static_assert(ipc::kMaxBatchSlots == GST_EDGE_TENSOR_BATCH_MAX_SLOTS);
+    GstEdgeTensorBatchMeta* m = gst_buffer_add_edge_tensor_batch_meta(buffer, guint(b.slots.size()),
+                                                                      b.slot_width, b.slot_height);
+    if (!m)
+        return;
+    for (size_t i = 0; i < b.slots.size(); ++i) {
+        const ipc::BatchSlot& s = b.slots[i];
+        GstEdgeTensorBatchSlot& o = m->slots[i];
+        o.filled = s.filled ? TRUE : FALSE;
+        o.pad_index = s.pad_index;
+        o.pts = s.pts;
+        o.source_width = s.source_width;
+        o.source_height = s.source_height;
+        o.crop_x = s.crop_x;
+        o.crop_y = s.crop_y;
+        o.crop_width = s.crop_width;
+        o.crop_height = s.crop_height;
+        o.scale_x = s.scale_x;
+        o.scale_y = s.scale_y;
+        o.pad_left = s.pad_left;
+        o.pad_top = s.pad_top;
+        o.pad_right = s.pad_right;
+        o.pad_bottom = s.pad_bottom;
+        o.roi_kind = s.roi_kind;
+        o.roi_id = s.roi_id;
+        o.roi_label = s.roi_label.empty() ? 0 : g_quark_from_string(s.roi_label.c_str());
+        o.applied_colorimetry = s.applied_colorimetry;
+    }
+}
+
+} // namespace
+
 bool carries_tensor_meta() noexcept
 {
     return ET_TENSOR_META != 0;
@@ -257,13 +338,12 @@ Result<OutgoingMetas> collect_metas(GstBuffer* buffer)
 #endif
 #if EDGETENSOR_HAVE_GST_ANALYTICS
     collect_analytics(buffer, p);
-#else
-    (void)buffer;
 #endif
+    collect_batch(buffer, p);
     out.skipped = std::move(p.skipped);
     if (p.metas.empty())
         return out;
-    while (p.metas.tensors.size() + p.metas.analytics.size() > ipc::kMaxMetaRecords) {
+    while (p.metas.records() > ipc::kMaxMetaRecords) {
         out.skipped += std::string(out.skipped.empty() ? "" : "; ") + "metas beyond " +
                        std::to_string(ipc::kMaxMetaRecords) + " a buffer";
         if (!p.metas.analytics.empty())
@@ -368,7 +448,8 @@ bool attach_metas(GstBuffer* buffer, ipc::Frame& frame,
     const ipc::FrameMetas& metas = frame.metas;
     if (metas.empty())
         return true;
-    (void)buffer; // unused where this GStreamer has neither meta
+    if (metas.batch)
+        attach_batch(buffer, *metas.batch);
     bool all = true;
     const auto lacking = [&](const std::string& what) {
         if (!why->empty())

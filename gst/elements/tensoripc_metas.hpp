@@ -5,6 +5,7 @@
 // GstAnalyticsRelationMeta (1.24+) into the FRAME's meta section and meta fds; the source
 // attaches them again to the buffer it rebuilds. Where this GStreamer lacks a meta (or the
 // build lacks the analytics library) the sink sends nothing of it and the source drops it.
+// tensorbatch's per-slot provenance (GstEdgeTensorBatchMeta) goes the same way on every version.
 
 #pragma once
 

@@ -68,8 +68,9 @@ struct IpcFds {
 inline constexpr unsigned kSeedRecords = 5;
 
 /// A valid one-memory FRAME over a 4 KiB memfd (1), the same with a meta section naming one
-/// more 4 KiB memfd (4: a tensor meta and an analytics meta), and valid CAPS (2) and RELEASE
-/// (3) records: the seeds the fuzz bytes are XORed over, so mutations start near-valid.
+/// more 4 KiB memfd (4: a tensor meta, an analytics meta and a batch of two slots), and valid CAPS
+/// (2) and RELEASE (3) records: the seeds the fuzz bytes are XORed over, so mutations start
+/// near-valid.
 inline std::vector<uint8_t> seed_record(unsigned which)
 {
     using namespace ipc;
@@ -98,6 +99,22 @@ inline std::vector<uint8_t> seed_record(unsigned which)
         a.relations.push_back({0, 1, 1u << 3});
         a.relations.push_back({2, 0, 1u << 1});
         metas.analytics.push_back(a);
+        BatchMeta b;
+        b.slot_width = b.slot_height = 64;
+        BatchSlot filled;
+        filled.filled = true;
+        filled.source_width = 320;
+        filled.source_height = 240;
+        filled.crop_width = 320;
+        filled.crop_height = 240;
+        filled.scale_x = filled.scale_y = 0.2;
+        filled.pad_top = 8;
+        filled.pad_bottom = 8;
+        filled.roi_kind = 1;
+        filled.roi_id = 4;
+        filled.roi_label = "face";
+        b.slots = {filled, BatchSlot{}};
+        metas.batch = b;
         auto section = encode_metas(metas);
         if (!section)
             return {};
@@ -171,7 +188,7 @@ inline std::string check_accepted(const ipc::Message& m, size_t fds_given)
     for (uint32_t i = 0; i < f.head.n_meta_fds; ++i)
         if (!f.meta_fds[i] || f.metas.fds[i].size == 0)
             return "accepted a meta fd that is missing or empty";
-    if (f.metas.tensors.size() + f.metas.analytics.size() > kMaxMetaRecords)
+    if (f.metas.records() > kMaxMetaRecords)
         return "accepted more metas than the limit";
     for (const TensorsMeta& t : f.metas.tensors) {
         if (t.tensors.empty() || t.tensors.size() > kMaxTensors)
@@ -198,6 +215,21 @@ inline std::string check_accepted(const ipc::Message& m, size_t fds_given)
             if (r.from >= a.mtds.size() || r.to >= a.mtds.size() || r.from == r.to ||
                 r.types == 0 || (r.types & ~kKnownRelationTypes) != 0)
                 return "accepted a relation naming no metadata or an unknown type";
+    }
+    if (const auto& b = f.metas.batch) {
+        if (b->slots.empty() || b->slots.size() > kMaxBatchSlots || b->slot_width == 0 ||
+            b->slot_height == 0)
+            return "accepted a batch of a bad slot count or size";
+        for (const BatchSlot& s : b->slots) {
+            if (s.roi_kind > kLastRoiKind || s.roi_label.size() > kMaxLabelBytes)
+                return "accepted a batch slot of an unknown ROI kind or a long label";
+            if (s.filled &&
+                (!std::isfinite(s.scale_x) || !std::isfinite(s.scale_y) || s.scale_x <= 0 ||
+                 s.scale_y <= 0 || s.crop_width == 0 || s.crop_height == 0 ||
+                 uint64_t(s.crop_x) + s.crop_width > s.source_width ||
+                 uint64_t(s.crop_y) + s.crop_height > s.source_height))
+                return "accepted a filled batch slot whose crop or scale cannot map back";
+        }
     }
     for (uint32_t i = 0; i < f.head.n_memories; ++i) {
         const MemoryRecord& r = f.memories[i];

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// A FRAME's meta section alone (no GStreamer): tensor and analytics metas round-trip with the
-// frame, every malformed meta is refused with a reason naming the field (the whole record is
-// refused and every fd that came with it closed), and meta fds are checked against the kernel
-// like memory fds.
+// A FRAME's meta section alone (no GStreamer): tensor and analytics metas and tensorbatch's
+// provenance round-trip with the frame, every malformed meta is refused with a reason naming the
+// field (the whole record is refused and every fd that came with it closed), and meta fds are
+// checked against the kernel like memory fds.
 
 #include "fd_count.hpp"
 #include "ipc_meta.hpp"
@@ -450,6 +450,174 @@ TEST(IpcMeta, OnlyFdsAReceiverAcceptsAreDescribedAsMetaFds_Negative)
     auto q = describe_meta_fd(pr.get());
     ASSERT_FALSE(q);
     EXPECT_EQ(q.error().code(), ErrorCode::UnknownBufferType);
+}
+
+// tensorbatch's provenance of a batch of three: a letterboxed whole frame, a ROI with its label,
+// and an empty slot (pts none, roi_id -1, as the element leaves it).
+BatchMeta three_slots()
+{
+    BatchMeta b;
+    b.slot_width = 640;
+    b.slot_height = 640;
+    BatchSlot frame;
+    frame.filled = true;
+    frame.pad_index = 2;
+    frame.pts = 1234567890;
+    frame.source_width = 1920;
+    frame.source_height = 1080;
+    frame.crop_width = 1920;
+    frame.crop_height = 1080;
+    frame.scale_x = frame.scale_y = 640.0 / 1920.0;
+    frame.pad_top = 140;
+    frame.pad_bottom = 140;
+    frame.applied_colorimetry = 0x01020304;
+    BatchSlot roi = frame;
+    roi.pad_index = 0;
+    roi.crop_x = 100;
+    roi.crop_y = 50;
+    roi.crop_width = 300;
+    roi.crop_height = 200;
+    roi.scale_x = 640.0 / 300.0;
+    roi.scale_y = 0.5;
+    roi.pad_top = roi.pad_bottom = 0;
+    roi.pad_left = 7;
+    roi.pad_right = 9;
+    roi.roi_kind = 2;
+    roi.roi_id = 41;
+    roi.roi_label = "person";
+    b.slots = {frame, roi, BatchSlot{}};
+    return b;
+}
+
+TEST(IpcMeta, ABatchsProvenanceRoundTripsWithEveryField)
+{
+    for (bool with_others : {true, false}) {
+        SCOPED_TRACE(with_others);
+        FrameMetas sent = with_others ? ssd_metas() : FrameMetas{};
+        sent.batch = three_slots();
+        auto m = parse(frame_with(sent), fds_for(sent.fds.size()), false);
+        ASSERT_TRUE(m) << m.error().message();
+        const FrameMetas& got = m->frame.metas;
+        EXPECT_EQ(got.tensors.size(), with_others ? 1u : 0u);
+        ASSERT_TRUE(got.batch);
+        EXPECT_EQ(got.batch->slot_width, 640u);
+        EXPECT_EQ(got.batch->slot_height, 640u);
+        ASSERT_EQ(got.batch->slots.size(), 3u);
+        for (size_t i = 0; i < 3; ++i) {
+            SCOPED_TRACE(i);
+            const BatchSlot& a = sent.batch->slots[i];
+            const BatchSlot& b = got.batch->slots[i];
+            EXPECT_EQ(a.filled, b.filled);
+            EXPECT_EQ(a.pad_index, b.pad_index);
+            EXPECT_EQ(a.pts, b.pts);
+            EXPECT_EQ(a.source_width, b.source_width);
+            EXPECT_EQ(a.source_height, b.source_height);
+            EXPECT_EQ(a.crop_x, b.crop_x);
+            EXPECT_EQ(a.crop_y, b.crop_y);
+            EXPECT_EQ(a.crop_width, b.crop_width);
+            EXPECT_EQ(a.crop_height, b.crop_height);
+            EXPECT_EQ(a.scale_x, b.scale_x) << "bit for bit: a double on the wire";
+            EXPECT_EQ(a.scale_y, b.scale_y);
+            EXPECT_EQ(a.pad_left, b.pad_left);
+            EXPECT_EQ(a.pad_top, b.pad_top);
+            EXPECT_EQ(a.pad_right, b.pad_right);
+            EXPECT_EQ(a.pad_bottom, b.pad_bottom);
+            EXPECT_EQ(a.roi_kind, b.roi_kind);
+            EXPECT_EQ(a.roi_id, b.roi_id);
+            EXPECT_EQ(a.roi_label, b.roi_label);
+            EXPECT_EQ(a.applied_colorimetry, b.applied_colorimetry);
+        }
+    }
+}
+
+class IpcBatchRefuses : public ::testing::TestWithParam<Spoiled>
+{
+};
+
+// A batch record a receiver could not map back from is neither sent nor read.
+TEST_P(IpcBatchRefuses, WithAReasonNamingTheSlotAndField_Negative)
+{
+    FrameMetas m;
+    m.batch = three_slots();
+    GetParam().spoil(m);
+    auto enc = encode_metas(m);
+    ASSERT_FALSE(enc) << GetParam().name << " was encoded";
+    EXPECT_NE(enc.error().message().find(GetParam().says), std::string::npos)
+        << enc.error().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, IpcBatchRefuses,
+    ::testing::Values(
+        Spoiled{"no slots", [](FrameMetas& m) { m.batch->slots.clear(); }, "(batch): 0 slots"},
+        Spoiled{"too many slots", [](FrameMetas& m) { m.batch->slots.resize(kMaxBatchSlots + 1); },
+                "1025 slots"},
+        Spoiled{"empty slot size", [](FrameMetas& m) { m.batch->slot_width = 0; },
+                "slots of 0x640"},
+        Spoiled{"roi kind", [](FrameMetas& m) { m.batch->slots[2].roi_kind = 3; },
+                "slot 2: ROI kind 3 is unknown"},
+        Spoiled{"no source", [](FrameMetas& m) { m.batch->slots[0].source_height = 0; },
+                "slot 0: a source of 1920x0"},
+        Spoiled{"crop outside", [](FrameMetas& m) { m.batch->slots[1].crop_x = 1700; },
+                "slot 1: crop 1700,50 300x200 is not inside its 1920x1080 source"},
+        Spoiled{"crop overflow",
+                [](FrameMetas& m) {
+                    m.batch->slots[1].crop_y = UINT32_MAX;
+                    m.batch->slots[1].crop_height = 2;
+                },
+                "is not inside its"},
+        Spoiled{"empty crop", [](FrameMetas& m) { m.batch->slots[0].crop_width = 0; },
+                "slot 0: crop 0,0 0x1080"},
+        Spoiled{"NaN scale",
+                [](FrameMetas& m) {
+                    m.batch->slots[0].scale_x = std::numeric_limits<double>::quiet_NaN();
+                },
+                "slot 0: scale"},
+        Spoiled{"zero scale", [](FrameMetas& m) { m.batch->slots[1].scale_y = 0; },
+                "(finite and positive)"},
+        Spoiled{"label with a NUL",
+                [](FrameMetas& m) { m.batch->slots[1].roi_label = std::string("a\0b", 3); },
+                "slot 1 ROI label holds a NUL"},
+        Spoiled{"long label",
+                [](FrameMetas& m) { m.batch->slots[1].roi_label = std::string(257, 'x'); },
+                "slot 1 ROI label of 257 bytes"}),
+    [](const auto& param_info) {
+        std::string n = param_info.param.name;
+        for (char& c : n)
+            if (!std::isalnum(static_cast<unsigned char>(c)))
+                c = '_';
+        return n;
+    });
+
+// What the encoder never writes: a slot whose filled flag is neither 0 nor 1, a batch record
+// of another version, a second batch record.
+TEST(IpcMeta, HandWrittenBatchRecordsAreRefused_Negative)
+{
+    FrameMetas m;
+    m.batch = three_slots();
+    auto enc = encode_metas(m);
+    ASSERT_TRUE(enc) << enc.error().message();
+    // No meta fds: the section header (8 bytes), the record head (8), slot size and count (12).
+    constexpr size_t kFilled = 8 + 8 + 12;
+    constexpr size_t kVersionAt = 8 + 2;
+    const auto refused = [](std::vector<uint8_t> bytes, const std::string& says) {
+        auto r = parse_metas(bytes, 0);
+        ASSERT_FALSE(r) << says;
+        EXPECT_NE(r.error().message().find(says), std::string::npos) << r.error().message();
+    };
+    std::vector<uint8_t> b = *enc;
+    b[kFilled] = 2;
+    refused(b, "meta 0 (batch) slot 0: filled is 2 (0 or 1)");
+    b = *enc;
+    b[kVersionAt] = 2;
+    refused(b, "meta 0 (batch): version 2, this side reads 1");
+    b = *enc;
+    b[4] = 2; // records
+    b.insert(b.end(), enc->begin() + 8, enc->end());
+    refused(b, "meta 1 (batch): a second batch record");
+    b = *enc;
+    b.resize(b.size() - 3);
+    refused(b, "meta 0: ");
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "ipc_meta.hpp"
 
 #include "dma/uapi/dma-buf.h"
+#include "ipc_meta_io.hpp"
 
 #include <edgetensor/tensor_desc.h>
 
@@ -25,92 +26,10 @@
 namespace edgetensor::ipc
 {
 
+using namespace detail;
+
 namespace
 {
-
-Unexpected bad(std::string what)
-{
-    return make_error(ErrorCode::InvalidDescriptor, std::move(what));
-}
-
-Unexpected too_many(std::string what)
-{
-    return make_error(ErrorCode::InvalidArgument, std::move(what));
-}
-
-constexpr size_t kRecordHeadSize = 8;
-constexpr size_t kFdEntrySize = 16;
-
-class Writer
-{
-public:
-    template <typename T> void put(T v)
-    {
-        const size_t at = out_.size();
-        out_.resize(at + sizeof(T));
-        std::memcpy(out_.data() + at, &v, sizeof(T));
-    }
-    void str(const std::string& s)
-    {
-        put(uint32_t(s.size()));
-        out_.insert(out_.end(), s.begin(), s.end());
-    }
-    size_t size() const noexcept { return out_.size(); }
-    void patch_u32(size_t at, uint32_t v) { std::memcpy(out_.data() + at, &v, sizeof(v)); }
-    std::vector<uint8_t> take() { return std::move(out_); }
-
-private:
-    std::vector<uint8_t> out_;
-};
-
-// Reads within its bytes or fails; the first failure sticks, so a parser can read a whole
-// fixed part and check once.
-class Reader
-{
-public:
-    explicit Reader(std::span<const uint8_t> b) : b_(b) {}
-    template <typename T> bool get(T* v)
-    {
-        if (b_.size() - at_ < sizeof(T)) {
-            ok_ = false;
-            return false;
-        }
-        std::memcpy(v, b_.data() + at_, sizeof(T));
-        at_ += sizeof(T);
-        return true;
-    }
-    size_t left() const noexcept { return b_.size() - at_; }
-    bool ok() const noexcept { return ok_; }
-    /// A length-prefixed string of at most kMaxLabelBytes, no NUL.
-    Result<void> str(std::string* s, const std::string& what)
-    {
-        uint32_t n = 0;
-        if (!get(&n))
-            return bad(what + " is truncated");
-        if (n > kMaxLabelBytes)
-            return bad(what + " of " + std::to_string(n) + " bytes (at most " +
-                       std::to_string(kMaxLabelBytes) + ")");
-        if (n > left())
-            return bad(what + " of " + std::to_string(n) + " bytes is truncated");
-        const char* p = reinterpret_cast<const char*>(b_.data() + at_);
-        if (std::memchr(p, '\0', n) != nullptr)
-            return bad(what + " holds a NUL byte");
-        s->assign(p, n);
-        at_ += n;
-        return {};
-    }
-    std::span<const uint8_t> take(size_t n)
-    {
-        auto s = b_.subspan(at_, n);
-        at_ += n;
-        return s;
-    }
-
-private:
-    std::span<const uint8_t> b_;
-    size_t at_ = 0;
-    bool ok_ = true;
-};
 
 void encode_tensors(Writer& w, const TensorsMeta& m)
 {
@@ -372,7 +291,7 @@ Result<std::vector<uint8_t>> encode_metas(const FrameMetas& metas)
     if (metas.fds.size() > kMaxMetaFds)
         return too_many(std::to_string(metas.fds.size()) + " meta fds (at most " +
                         std::to_string(kMaxMetaFds) + ")");
-    const size_t records = metas.tensors.size() + metas.analytics.size();
+    const size_t records = metas.records();
     if (records > kMaxMetaRecords)
         return too_many(std::to_string(records) + " metas (at most " +
                         std::to_string(kMaxMetaRecords) + ")");
@@ -399,6 +318,8 @@ Result<std::vector<uint8_t>> encode_metas(const FrameMetas& metas)
         record(MetaKind::Tensors, kTensorsVersion, [&] { encode_tensors(w, t); });
     for (const AnalyticsMeta& a : metas.analytics)
         record(MetaKind::Analytics, kAnalyticsVersion, [&] { encode_analytics(w, a); });
+    if (metas.batch)
+        record(MetaKind::Batch, kBatchVersion, [&] { encode_batch(w, *metas.batch); });
     std::vector<uint8_t> bytes = w.take();
     // One set of rules: what a reader would refuse is not sent.
     if (auto check = parse_metas(bytes, uint32_t(metas.fds.size())); !check)
@@ -485,6 +406,21 @@ Result<FrameMetas> parse_metas(std::span<const uint8_t> bytes, uint32_t n_fds)
             if (body.left() != 0)
                 return bad(where + ": " + std::to_string(body.left()) + " bytes left over");
             m.analytics.push_back(std::move(*a));
+            break;
+        }
+        case MetaKind::Batch: {
+            const std::string where = at + " (batch)";
+            if (version != kBatchVersion)
+                return bad(where + ": version " + std::to_string(version) + ", this side reads " +
+                           std::to_string(kBatchVersion));
+            if (m.batch)
+                return bad(where + ": a second batch record");
+            auto b = parse_batch(body, where);
+            if (!b)
+                return unexpected(std::move(b).error());
+            if (body.left() != 0)
+                return bad(where + ": " + std::to_string(body.left()) + " bytes left over");
+            m.batch = std::move(*b);
             break;
         }
         default:

@@ -6,6 +6,8 @@
 // the parser of another process's bytes is unit-tested and fuzzed on every GStreamer version;
 // the elements convert to and from the GstMetas where their GStreamer has them.
 //
+// tensorbatch's per-slot provenance (GstEdgeTensorBatchMeta, every version) travels too.
+//
 // A FRAME's meta section: how many meta fds follow the memory fds and what each is (its kind
 // and size), then records, each {kind u16, version u8, 0 u8, length u32, body}. Every kind has
 // its own version, checked like the protocol's: a reader refuses a version it does not read.
@@ -19,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,9 +41,13 @@ inline constexpr uint32_t kMaxRelations = 4096; ///< per analytics meta
 enum class MetaKind : uint16_t {
     Tensors = 1,   ///< GstTensorMeta
     Analytics = 2, ///< GstAnalyticsRelationMeta
+    Batch = 3,     ///< GstEdgeTensorBatchMeta (tensorbatch's per-slot provenance)
 };
 inline constexpr uint8_t kTensorsVersion = 1;
 inline constexpr uint8_t kAnalyticsVersion = 1;
+inline constexpr uint8_t kBatchVersion = 1;
+/// Slots of a batch record (GST_EDGE_TENSOR_BATCH_MAX_SLOTS); a FRAME's 64 KiB hold about 700.
+inline constexpr uint32_t kMaxBatchSlots = 1024;
 
 /// A meta fd: EDGETENSOR_KIND_HOST (a memfd, sealed against shrinking) or _DMABUF, at least
 /// `size` bytes long; checked against the kernel like a memory's fd.
@@ -105,11 +112,35 @@ struct AnalyticsMeta {
     std::vector<Relation> relations;
 };
 
+/// One slot of a batch tensor: where its picture came from and how it got there (the fields of
+/// GstEdgeTensorBatchSlot; the ROI label as its string, not a process-local GQuark).
+struct BatchSlot {
+    bool filled = false;
+    uint32_t pad_index = 0;
+    uint64_t pts = UINT64_MAX;
+    uint32_t source_width = 0, source_height = 0;
+    uint32_t crop_x = 0, crop_y = 0, crop_width = 0, crop_height = 0;
+    double scale_x = 0, scale_y = 0;
+    uint32_t pad_left = 0, pad_top = 0, pad_right = 0, pad_bottom = 0;
+    uint32_t roi_kind = 0; ///< 0 none, 1 GstVideoRegionOfInterestMeta, 2 analytics
+    int32_t roi_id = -1;
+    std::string roi_label;
+    uint32_t applied_colorimetry = 0;
+};
+inline constexpr uint32_t kLastRoiKind = 2;
+
+struct BatchMeta {
+    uint32_t slot_width = 0, slot_height = 0;
+    std::vector<BatchSlot> slots;
+};
+
 struct FrameMetas {
     std::vector<MetaFd> fds;
     std::vector<TensorsMeta> tensors;
     std::vector<AnalyticsMeta> analytics;
-    bool empty() const noexcept { return tensors.empty() && analytics.empty(); }
+    std::optional<BatchMeta> batch; ///< at most one a frame, as a buffer has
+    size_t records() const noexcept { return tensors.size() + analytics.size() + (batch ? 1 : 0); }
+    bool empty() const noexcept { return records() == 0; }
 };
 
 /// The meta section of `metas` (empty bytes for no metas and no fds). Errors

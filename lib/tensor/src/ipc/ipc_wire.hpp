@@ -33,7 +33,8 @@ inline constexpr uint32_t kMagic = 0x50495445u; ///< "ETIP" in memory order
 /// 3: DONE, so a receiver that takes no more frames stops holding the sender back.
 /// 4: FRAME carries the frame's capture time on CLOCK_MONOTONIC, so a live receiver can put
 ///    it on its own pipeline's clock (as unixfdsink/unixfdsrc do).
-inline constexpr uint16_t kVersion = 4;
+/// 5: the meta section may carry a BATCH record (tensorbatch's per-slot provenance).
+inline constexpr uint16_t kVersion = 5;
 inline constexpr size_t kHeaderSize = 16;
 /// The largest record either side accepts (a FRAME is under 1 KiB; caps strings dominate).
 inline constexpr size_t kMaxMessage = 64 * 1024;
