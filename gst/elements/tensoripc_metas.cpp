@@ -5,6 +5,7 @@
 
 #include "tensoripc_metas.hpp"
 
+#include "batch_meta_record.hpp"
 #include "glib_raii.hpp"
 #include "tensoripcsrc_frame.hpp"
 
@@ -246,71 +247,12 @@ void collect_batch(GstBuffer* buffer, Placement& p)
     if (!m || m->n_slots == 0)
         return;
     ipc::FrameMetas only;
-    ipc::BatchMeta& b = only.batch.emplace();
-    b.slot_width = m->slot_width;
-    b.slot_height = m->slot_height;
-    b.slots.resize(m->n_slots);
-    for (guint i = 0; i < m->n_slots; ++i) {
-        const GstEdgeTensorBatchSlot& s = m->slots[i];
-        ipc::BatchSlot& o = b.slots[i];
-        o.filled = s.filled != FALSE;
-        o.pad_index = s.pad_index;
-        o.pts = s.pts;
-        o.source_width = s.source_width;
-        o.source_height = s.source_height;
-        o.crop_x = s.crop_x;
-        o.crop_y = s.crop_y;
-        o.crop_width = s.crop_width;
-        o.crop_height = s.crop_height;
-        o.scale_x = s.scale_x;
-        o.scale_y = s.scale_y;
-        o.pad_left = s.pad_left;
-        o.pad_top = s.pad_top;
-        o.pad_right = s.pad_right;
-        o.pad_bottom = s.pad_bottom;
-        o.roi_kind = s.roi_kind;
-        o.roi_id = s.roi_id;
-        const gchar* label = s.roi_label ? g_quark_to_string(s.roi_label) : nullptr;
-        o.roi_label = label ? label : "";
-        o.applied_colorimetry = s.applied_colorimetry;
-    }
+    only.batch = batch_record_of(*m);
     if (auto checked = ipc::encode_metas(only); !checked) {
         p.skip("the batch provenance (" + checked.error().message() + ")");
         return;
     }
     p.metas.batch = std::move(only.batch);
-}
-
-void attach_batch(GstBuffer* buffer, const ipc::BatchMeta& b)
-{
-    static_assert(ipc::kMaxBatchSlots == GST_EDGE_TENSOR_BATCH_MAX_SLOTS);
-    GstEdgeTensorBatchMeta* m = gst_buffer_add_edge_tensor_batch_meta(buffer, guint(b.slots.size()),
-                                                                      b.slot_width, b.slot_height);
-    if (!m)
-        return;
-    for (size_t i = 0; i < b.slots.size(); ++i) {
-        const ipc::BatchSlot& s = b.slots[i];
-        GstEdgeTensorBatchSlot& o = m->slots[i];
-        o.filled = s.filled ? TRUE : FALSE;
-        o.pad_index = s.pad_index;
-        o.pts = s.pts;
-        o.source_width = s.source_width;
-        o.source_height = s.source_height;
-        o.crop_x = s.crop_x;
-        o.crop_y = s.crop_y;
-        o.crop_width = s.crop_width;
-        o.crop_height = s.crop_height;
-        o.scale_x = s.scale_x;
-        o.scale_y = s.scale_y;
-        o.pad_left = s.pad_left;
-        o.pad_top = s.pad_top;
-        o.pad_right = s.pad_right;
-        o.pad_bottom = s.pad_bottom;
-        o.roi_kind = s.roi_kind;
-        o.roi_id = s.roi_id;
-        o.roi_label = s.roi_label.empty() ? 0 : g_quark_from_string(s.roi_label.c_str());
-        o.applied_colorimetry = s.applied_colorimetry;
-    }
 }
 
 } // namespace
@@ -449,7 +391,7 @@ bool attach_metas(GstBuffer* buffer, ipc::Frame& frame,
     if (metas.empty())
         return true;
     if (metas.batch)
-        attach_batch(buffer, *metas.batch);
+        add_batch_meta_from(buffer, *metas.batch);
     bool all = true;
     const auto lacking = [&](const std::string& what) {
         if (!why->empty())

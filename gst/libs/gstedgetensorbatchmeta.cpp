@@ -2,6 +2,7 @@
 //
 // GstEdgeTensorBatchMeta: per-slot provenance of a batch tensor (gstedgetensorbatchmeta.h).
 
+#include "batch_meta_record.hpp"
 #include "internal.hpp"
 
 #include <gst/edgetensor/gstedgetensorbatchmeta.h>
@@ -70,12 +71,28 @@ extern "C" GType gst_edge_tensor_batch_meta_api_get_type(void)
 
 extern "C" const GstMetaInfo* gst_edge_tensor_batch_meta_get_info(void)
 {
+    // Outside the once below: gst_edge_tensor_init() registers this meta through this very
+    // function, which must then find the once not yet entered.
+    gst_edge_tensor_init();
     static const GstMetaInfo* info = nullptr;
     if (g_once_init_enter(&info)) {
-        gst_edge_tensor_init();
+#if GST_CHECK_VERSION(1, 24, 0)
+        // With serialization (the IPC protocol's BATCH record), so unixfdsink/unixfdsrc carry
+        // the provenance.
+        GstMetaInfo* m =
+            gst_meta_info_new(GST_EDGE_TENSOR_BATCH_META_API_TYPE, "GstEdgeTensorBatchMeta",
+                              sizeof(GstEdgeTensorBatchMeta));
+        m->init_func = batch_meta_init;
+        m->free_func = batch_meta_free;
+        m->transform_func = batch_meta_transform;
+        m->serialize_func = edgetensor::gst::serialize_batch_meta;
+        m->deserialize_func = edgetensor::gst::deserialize_batch_meta;
+        const GstMetaInfo* mi = gst_meta_info_register(m);
+#else
         const GstMetaInfo* mi = gst_meta_register(
             GST_EDGE_TENSOR_BATCH_META_API_TYPE, "GstEdgeTensorBatchMeta",
             sizeof(GstEdgeTensorBatchMeta), batch_meta_init, batch_meta_free, batch_meta_transform);
+#endif
         g_once_init_leave(&info, mi);
     }
     return info;

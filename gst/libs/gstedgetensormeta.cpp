@@ -148,11 +148,13 @@ extern "C" GType gst_edge_tensor_meta_api_get_type(void)
 
 extern "C" const GstMetaInfo* gst_edge_tensor_meta_get_info(void)
 {
+    // Outside the once below: gst_edge_tensor_init() registers this meta through this very
+    // function, which must then find the once not yet entered.
+    gst_edge_tensor_init();
     static const GstMetaInfo* info = nullptr;
     if (g_once_init_enter(&info)) {
-        gst_edge_tensor_init();
 #if GST_CHECK_VERSION(1, 24, 0)
-        // With serialization, so unixfdsink/unixfdsrc and gdppay carry the meta.
+        // With serialization, so unixfdsink/unixfdsrc carry the meta.
         GstMetaInfo* m = gst_meta_info_new(GST_EDGE_TENSOR_META_API_TYPE, "GstEdgeTensorMeta",
                                            sizeof(GstEdgeTensorMeta));
         m->init_func = meta_init;

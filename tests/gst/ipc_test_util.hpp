@@ -8,6 +8,7 @@
 #include "gst_test_util.hpp"
 
 #include <gst/app/gstappsink.h>
+#include <gst/edgetensor/edgetensor.h>
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -49,6 +51,22 @@ inline void load_system_plugins()
         }
         gst_object_unref(p);
     }
+}
+
+/// Whether the whole slot picture (0, top, w, h) of a letterboxed `slot` maps back onto the
+/// whole of its `src_w` x `src_h` source frame (a batch received from another process).
+inline ::testing::AssertionResult picture_maps_onto_frame(const GstEdgeTensorBatchSlot* slot,
+                                                          double top, double w, double h,
+                                                          double src_w, double src_h)
+{
+    gdouble x, y, sw, sh;
+    if (!gst_edge_tensor_batch_slot_box_to_source(slot, 0, top, w, h, &x, &y, &sw, &sh))
+        return ::testing::AssertionFailure() << "the slot maps nothing back";
+    if (std::abs(x) > 1e-9 || std::abs(y) > 1e-9 || std::abs(sw - src_w) > 1e-9 ||
+        std::abs(sh - src_h) > 1e-9)
+        return ::testing::AssertionFailure() << "mapped onto " << x << "," << y << " " << sw << "x"
+                                             << sh << ", not 0,0 " << src_w << "x" << src_h;
+    return ::testing::AssertionSuccess();
 }
 
 /// An unsigned property of an element (the sinks' counters).

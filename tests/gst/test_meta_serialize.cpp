@@ -3,7 +3,8 @@
 // GstEdgeTensorMeta across processes: its serialization record (tensor_meta_codec) round-trips
 // every field that travels and refuses every malformed record with an error naming the field
 // (on every GStreamer version); from 1.24, gst_meta_serialize()/gst_meta_deserialize() use it
-// (unixfdsink/unixfdsrc carry it: tests/gst/test_unixfd.cpp).
+// (unixfdsink/unixfdsrc carry it: tests/gst/test_unixfd.cpp), and for tensorbatch's
+// GstEdgeTensorBatchMeta too, whose record is the IPC protocol's BATCH record.
 
 #include "glib_raii.hpp"
 #include "gst126_require.hpp"
@@ -250,6 +251,75 @@ TEST(GstMetaSerialize, GstMetaSerializeAndDeserializeCarryTheMeta)
     EXPECT_EQ(consumed, data->len) << "the framing was fine: the next meta can be read";
     EXPECT_EQ(gst_buffer_get_edge_tensor_meta(spoiled.get()), nullptr);
     g_byte_array_unref(data);
+}
+
+// tensorbatch's provenance: the same framing around the IPC protocol's BATCH record. Every
+// field arrives, the ROI label by its string; a slot that could not map back is neither written
+// nor read.
+TEST(GstMetaSerialize, TheBatchProvenanceRoundTripsAndASlotThatCannotMapBackIsRefused)
+{
+    BufferPtr in(gst_buffer_new());
+    GstEdgeTensorBatchMeta* m = gst_buffer_add_edge_tensor_batch_meta(in.get(), 2, 224, 224);
+    ASSERT_TRUE(m);
+    GstEdgeTensorBatchSlot& s = m->slots[0];
+    s.filled = TRUE;
+    s.pad_index = 3;
+    s.pts = 42 * GST_MSECOND;
+    s.source_width = 640;
+    s.source_height = 480;
+    s.crop_x = 10;
+    s.crop_y = 20;
+    s.crop_width = 300;
+    s.crop_height = 200;
+    s.scale_x = 224.0 / 300.0;
+    s.scale_y = 224.0 / 300.0;
+    s.pad_top = 37;
+    s.pad_bottom = 38;
+    s.roi_kind = GST_EDGE_TENSOR_BATCH_ROI_VIDEO;
+    s.roi_id = 9;
+    s.roi_label = g_quark_from_string("car");
+    s.applied_colorimetry = 0x01020304;
+    GByteArray* data = g_byte_array_new();
+    ASSERT_TRUE(gst_meta_serialize_simple(&m->meta, data));
+    BufferPtr out(gst_buffer_new());
+    guint32 consumed = 0;
+    GstMeta* meta = gst_meta_deserialize(out.get(), data->data, data->len, &consumed);
+    EXPECT_EQ(consumed, data->len);
+    ASSERT_TRUE(meta);
+    const GstEdgeTensorBatchMeta* got = gst_buffer_get_edge_tensor_batch_meta(out.get());
+    ASSERT_EQ(&got->meta, meta);
+    ASSERT_EQ(got->n_slots, 2u);
+    EXPECT_EQ(got->slot_width, 224u);
+    const GstEdgeTensorBatchSlot& g = got->slots[0];
+    EXPECT_TRUE(g.filled);
+    EXPECT_EQ(g.pad_index, 3u);
+    EXPECT_EQ(g.pts, 42 * GST_MSECOND);
+    EXPECT_EQ(g.crop_x, 10u);
+    EXPECT_EQ(g.crop_height, 200u);
+    EXPECT_EQ(g.scale_x, 224.0 / 300.0);
+    EXPECT_EQ(g.pad_bottom, 38u);
+    EXPECT_EQ(g.roi_kind, guint(GST_EDGE_TENSOR_BATCH_ROI_VIDEO));
+    EXPECT_EQ(g.roi_id, 9);
+    EXPECT_STREQ(gst_edge_tensor_batch_slot_get_roi_label(&g), "car");
+    EXPECT_EQ(g.applied_colorimetry, 0x01020304u);
+    EXPECT_FALSE(got->slots[1].filled);
+    EXPECT_EQ(got->slots[1].pts, GST_CLOCK_TIME_NONE);
+
+    // The record's first slot's `filled`: after the framing, the slot size and the count.
+    const gsize body = 12 + 2 * 88 + 3; // two slots, one label of three bytes
+    ASSERT_GT(data->len, body);
+    data->data[data->len - body + 12] = 2;
+    BufferPtr spoiled(gst_buffer_new());
+    consumed = 0;
+    EXPECT_EQ(gst_meta_deserialize(spoiled.get(), data->data, data->len, &consumed), nullptr);
+    EXPECT_EQ(consumed, data->len) << "the framing was fine: the next meta can be read";
+    EXPECT_EQ(gst_buffer_get_edge_tensor_batch_meta(spoiled.get()), nullptr);
+    g_byte_array_unref(data);
+
+    s.crop_x = 400; // 400 + 300 > 640
+    GByteArray* refused = g_byte_array_new();
+    EXPECT_FALSE(gst_meta_serialize_simple(&m->meta, refused));
+    g_byte_array_unref(refused);
 }
 
 #else

@@ -6,8 +6,9 @@
 // one import per sender buffer (misses = the sender's pool, every other frame a hit), and
 // convert; our own memories (tensortestsrc's pool, tensorconvert's output) sent through
 // unixfdsink arrive as those very memories with every pixel intact, carrying their
-// GstEdgeTensorMeta (serialized, 1.24+). Needs the unixfd plugin: skips without it unless
-// EDGETENSOR_TEST_REQUIRE_GST126=1 (the 1.26 and 1.28 lanes).
+// GstEdgeTensorMeta (serialized, 1.24+), and tensorbatch's provenance (GstEdgeTensorBatchMeta,
+// serialized likewise) maps a slot back to its frame in the receiver. Needs the unixfd plugin:
+// skips without it unless EDGETENSOR_TEST_REQUIRE_GST126=1 (the 1.26 and 1.28 lanes).
 
 #include "gst126_require.hpp"
 #include "ipc_test_util.hpp"
@@ -16,6 +17,7 @@
 #include <edgetensor/dma.hpp>
 
 #include <gst/allocators/allocators.h>
+#include <gst/edgetensor/edgetensor.h>
 
 #include <limits.h>
 #include <unistd.h>
@@ -268,6 +270,44 @@ INSTANTIATE_TEST_SUITE_P(
              "video/x-raw,format=NV12,width=320,height=240,framerate=30/1 ! tensorconvert "
              "width=160 height=120 ! video/x-raw,format=RGB"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
+
+// tensorbatch's batches through unixfdsink: the provenance goes by the meta's own serialization
+// (1.24+, the IPC protocol's BATCH record), so in the receiving process a slot's box maps back
+// onto its source frame (320x240 letterboxed into 64x64: scale 0.2, 8 rows above and below).
+TEST_F(GstUnixfd, ABatchsProvenanceTravelsAndMapsBackInTheReceiver)
+{
+    auto tx = unixfd_sender(dir, "tensortestsrc num-buffers=30 pattern=frame-counter ! "
+                                 "video/x-raw,format=NV12,width=320,height=240,framerate=30/1,"
+                                 "colorimetry=bt709 ! tensorbatch batch-size=1 width=64 "
+                                 "height=64 letterbox=true");
+    // No edgetensor element here: as an application does (gst_edge_tensor_init's
+    // documentation), register our metas, or GStreamer cannot rebuild them.
+    gst_edge_tensor_init();
+    Pipeline rx("unixfdsrc socket-path=" + dir.path() +
+                " ! appsink name=out sync=false max-buffers=4 enable-last-sample=false");
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+    int got = 0;
+    while (MiniObjectPtr<GstSample> s{gst_app_sink_try_pull_sample(out, 30 * GST_SECOND)}) {
+        SCOPED_TRACE(got);
+        const GstEdgeTensorBatchMeta* m =
+            gst_buffer_get_edge_tensor_batch_meta(gst_sample_get_buffer(s.get()));
+        ASSERT_TRUE(m) << "the provenance did not travel";
+        ASSERT_EQ(m->n_slots, 1u);
+        EXPECT_EQ(m->slot_width, 64u);
+        const GstEdgeTensorBatchSlot* slot = gst_edge_tensor_batch_meta_get_slot(m, 0);
+        ASSERT_TRUE(slot->filled);
+        EXPECT_EQ(slot->source_width, 320u);
+        EXPECT_EQ(slot->roi_id, -1);
+        EXPECT_TRUE(picture_maps_onto_frame(slot, 8, 64, 48, 320, 240));
+        if (++got == 30)
+            break;
+    }
+    EXPECT_EQ(got, 30) << "the sender said:\n" << tx->output();
+    auto st_tx = tx->wait(20s);
+    ASSERT_TRUE(st_tx) << "the sender did not end";
+    EXPECT_TRUE(WIFEXITED(*st_tx) && WEXITSTATUS(*st_tx) == 0) << tx->output();
+}
 
 } // namespace
 } // namespace edgetensor::test

@@ -59,8 +59,11 @@ GType gst_edge_tensor_cpu_access_get_type(void);
  * gst_edge_tensor_init:
  *
  * Initialises the library once (debug categories, forwarding of the core's log into the
- * "edgetensorcore" debug category). Every entry point calls it; calling it again is free.
- * GStreamer must be initialised first.
+ * "edgetensorcore" debug category, the metas registered). Every entry point calls it; calling
+ * it again is free. GStreamer must be initialised first. An application that receives buffers
+ * carrying edgetensor's metas from another process through unixfdsrc (GStreamer 1.24+), with no
+ * edgetensor element in its pipeline, calls it before the first buffer:
+ * GStreamer rebuilds only the metas a process has registered.
  */
 GST_EDGE_TENSOR_API
 void gst_edge_tensor_init(void);

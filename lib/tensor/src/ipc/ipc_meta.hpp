@@ -156,6 +156,13 @@ Result<std::vector<uint8_t>> encode_metas(const FrameMetas& metas);
 /// window beyond its fd or smaller than its dims need.
 Result<FrameMetas> parse_metas(std::span<const uint8_t> bytes, uint32_t n_fds);
 
+/// A BATCH record's body alone. GstEdgeTensorBatchMeta's own serialization (GStreamer 1.24+:
+/// unixfdsink/unixfdsrc) writes it as its version kBatchVersion, so one format serves both.
+/// Encoding refuses (InvalidArgument) what parsing would (InvalidDescriptor, naming the slot and
+/// field).
+Result<std::vector<uint8_t>> encode_batch_body(const BatchMeta& batch);
+Result<BatchMeta> parse_batch_body(std::span<const uint8_t> bytes);
+
 /// What a receiver would accept of `fd` as a meta fd, without a copy: a DMA-BUF, or a memfd
 /// sealed against shrinking (an edgetensor pool's); its kind and size (borrowed fd). Errors
 /// name what is missing: another filesystem, or no F_SEAL_SHRINK.

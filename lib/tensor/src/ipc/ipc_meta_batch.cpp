@@ -122,3 +122,29 @@ Result<BatchMeta> parse_batch(Reader& r, const std::string& where)
 }
 
 } // namespace edgetensor::ipc::detail
+
+namespace edgetensor::ipc
+{
+
+Result<std::vector<uint8_t>> encode_batch_body(const BatchMeta& batch)
+{
+    detail::Writer w;
+    detail::encode_batch(w, batch);
+    std::vector<uint8_t> bytes = w.take();
+    if (auto check = parse_batch_body(bytes); !check)
+        return make_error(ErrorCode::InvalidArgument, check.error().message());
+    return bytes;
+}
+
+Result<BatchMeta> parse_batch_body(std::span<const uint8_t> bytes)
+{
+    detail::Reader r(bytes);
+    auto b = detail::parse_batch(r, "batch meta");
+    if (!b)
+        return b;
+    if (r.left() != 0)
+        return detail::bad("batch meta: " + std::to_string(r.left()) + " bytes left over");
+    return b;
+}
+
+} // namespace edgetensor::ipc
