@@ -234,11 +234,6 @@ void collect_analytics(GstBuffer* buffer, Placement& p)
 
 #endif // EDGETENSOR_HAVE_GST_ANALYTICS
 
-} // namespace
-
-namespace
-{
-
 // tensorbatch's provenance (ours: every version has it). A record the receiver would refuse
 // (a producer's crop outside its source) is left out alone; the other metas still go.
 void collect_batch(GstBuffer* buffer, Placement& p)
@@ -246,13 +241,13 @@ void collect_batch(GstBuffer* buffer, Placement& p)
     const GstEdgeTensorBatchMeta* m = gst_buffer_get_edge_tensor_batch_meta(buffer);
     if (!m || m->n_slots == 0)
         return;
-    ipc::FrameMetas only;
-    only.batch = batch_record_of(*m);
-    if (auto checked = ipc::encode_metas(only); !checked) {
+    ipc::BatchMeta record = batch_record_of(*m);
+    // The record's own check, apart from the section's, which would refuse every meta with it.
+    if (auto checked = ipc::encode_batch_body(record); !checked) {
         p.skip("the batch provenance (" + checked.error().message() + ")");
         return;
     }
-    p.metas.batch = std::move(only.batch);
+    p.metas.batch = std::move(record);
 }
 
 } // namespace

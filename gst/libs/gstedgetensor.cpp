@@ -68,8 +68,8 @@ extern "C" void gst_edge_tensor_init(void)
         edgetensor::set_log_handler(forward_core_log, nullptr);
         g_once_init_leave(&once, 1);
         // Registered now, not at their first use: GStreamer 1.24+ rebuilds a serialized meta
-        // (unixfdsrc, gdpdepay) only when this process has registered it, and a receiving
-        // process may never have made one itself.
+        // (unixfdsrc) only when this process has registered it, and a receiving process may
+        // never have made one itself.
         gst_edge_tensor_meta_get_info();
         gst_edge_tensor_batch_meta_get_info();
     }

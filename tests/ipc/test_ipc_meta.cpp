@@ -165,6 +165,16 @@ struct Spoiled {
     const char* says;
 };
 
+// A test name from the case's ("too many fds" -> too_many_fds).
+std::string spoiled_name(const ::testing::TestParamInfo<Spoiled>& info)
+{
+    std::string n = info.param.name;
+    for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c)))
+            c = '_';
+    return n;
+}
+
 class IpcMetaRefuses : public ::testing::TestWithParam<Spoiled>
 {
 };
@@ -251,13 +261,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "relation types 1"},
         Spoiled{"no relation types", [](FrameMetas& m) { m.analytics[0].relations[0].types = 0; },
                 "relation types 0"}),
-    [](const auto& param_info) {
-        std::string n = param_info.param.name;
-        for (char& c : n)
-            if (!std::isalnum(static_cast<unsigned char>(c)))
-                c = '_';
-        return n;
-    });
+    spoiled_name);
 
 // Bytes a peer wrote by hand: each spoils the valid section in one field the encoder never
 // writes wrong.
@@ -581,13 +585,7 @@ INSTANTIATE_TEST_SUITE_P(
         Spoiled{"long label",
                 [](FrameMetas& m) { m.batch->slots[1].roi_label = std::string(257, 'x'); },
                 "slot 1 ROI label of 257 bytes"}),
-    [](const auto& param_info) {
-        std::string n = param_info.param.name;
-        for (char& c : n)
-            if (!std::isalnum(static_cast<unsigned char>(c)))
-                c = '_';
-        return n;
-    });
+    spoiled_name);
 
 // What the encoder never writes: a slot whose filled flag is neither 0 nor 1, a batch record
 // of another version, a second batch record.
