@@ -45,6 +45,7 @@ on their own (wall-clock fps favours B and C on a multi-core host; CPU is the ta
     bench/batch_ab.py --build-dir build --print-commands streams-f32
     bench/batch_ab.py --build-dir build --live streams-f32 streams-int8   # sources at 30 fps
     bench/batch_ab.py --build-dir build --distinct 8 streams-f32 streams-int8  # cameras' frames
+    bench/batch_ab.py --build-dir build --distinct 8 --convert-on-arrival streams-f32  # + A+
 
 imagefreeze repeats one buffer per stream: each of B's branches converts the frame it converted
 a moment ago, still in the caches of its thread, while tensorbatch reads the four streams'
@@ -160,6 +161,11 @@ LATENCY = ("tensorbatch name=b batch-size=4 width=320 height=320 layout=chw dtyp
                f"! b.sink_{i}" for i in range(4)))
 
 
+def arrival(launch):
+    """`launch` with its tensorbatch converting each frame on arrival."""
+    return launch.replace("tensorbatch name=b ", "tensorbatch name=b convert-on-arrival=true ", 1)
+
+
 def run(argv, env):
     """One process: (wall s, CPU s, stdout); raises with its stderr on failure."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -201,6 +207,10 @@ def main():
                          "(batch_pipeline --distinct K): a camera's frames, not in the caches "
                          "once K frames are larger than they are; without it each stream "
                          "repeats one buffer, which stays cached in the thread converting it")
+    ap.add_argument("--convert-on-arrival", action="store_true",
+                    help="streams cases: also side A+, tensorbatch convert-on-arrival=true (each "
+                         "frame converted in its stream's thread), against A and B in the same "
+                         "rounds; latency: also measured with it")
     ap.add_argument("--print-commands", action="store_true")
     ap.add_argument("cases", nargs="*", help=f"default all: {', '.join(CASES)}, latency")
     args = ap.parse_args()
@@ -230,6 +240,8 @@ def main():
     for name in [c for c in names if c in CASES]:
         desc, make = CASES[name]
         sides, per_batch, extra = make(args.live)
+        if args.convert_on_arrival and name.startswith("streams"):
+            sides["A+"] = lambda k, fa=sides["A"]: arrival(fa(k))
         if args.distinct > 0:
             extra = ["--distinct", str(args.distinct)] + extra
         argv = {s: (lambda k, f=f: [app] + extra + shlex.split(f(k))) for s, f in sides.items()}
@@ -238,7 +250,8 @@ def main():
             for s, f in sides.items():
                 print(f"{s}: {shlex.join([os.path.relpath(app)] + extra)} {f('N')}")
         per = {s: [] for s in sides}
-        ratios = {s: [] for s in sides if s != "A"}
+        ratios = {s: [] for s in sides if s not in ("A", "A+")}
+        plus = []  # A+/B CPU per round
         stats = ""
         try:
             for r in range(rounds):
@@ -254,6 +267,8 @@ def main():
                         stats = out
                 for s in ratios:
                     ratios[s].append(got["A"][1] / got[s][1])
+                if "A+" in got:
+                    plus.append(got["A+"][1] / got["B"][1])
         except RuntimeError as e:
             print(f"FAILED: {e}")
             failed = True
@@ -266,6 +281,11 @@ def main():
                   + ", ".join(f"{cc * 1e3:.2f}" for _, cc in per[s]))
         for s, v in ratios.items():
             print(f"A/{s} CPU per round: " + ", ".join(f"{x:.2f}" for x in v))
+        if plus:
+            print("A+/B CPU per round: " + ", ".join(f"{x:.2f}" for x in plus) +
+                  f"; median {statistics.median(plus):.2f}x (A/B {statistics.median(ratios['B']):.2f}x)"
+                  f"; batches/s A+ {1 / med['A+'][0]:.0f}, A {1 / med['A'][0]:.0f}, "
+                  f"B {1 / med['B'][0]:.0f}")
         print(f"A stats (N = {n}): batches {stat_of(stats, 'batches')}, partial "
               f"{stat_of(stats, 'partial-batches')}, copies {stat_of(stats, 'copies')}")
         rows.append((name, med, {s: statistics.median(v) for s, v in ratios.items()},
@@ -291,11 +311,14 @@ def main():
 
     if "latency" in names:
         frames = 45 if args.quick else 150
-        cmd = [app, "--latency", "--stall", "s3:30"] + shlex.split(LATENCY.format(n=frames))
+        launch = LATENCY.format(n=frames)
+        if args.convert_on_arrival:
+            launch = arrival(launch)
+        cmd = [app, "--latency", "--stall", "s3:30"] + shlex.split(launch)
         print(f"\n## latency: 4 live 30 fps streams, s3 stalls after 30 frames, {frames} frames")
         if args.print_commands:
             print(shlex.join([os.path.relpath(app), "--latency", "--stall", "s3:30"]) + " " +
-                  LATENCY.format(n=frames))
+                  launch)
         try:
             _, _, out = run(cmd, env)
             print(out.rstrip())

@@ -45,6 +45,7 @@
 #include "internal.hpp"
 #include "tensorbatch_aggregate.hpp"
 #include "tensorbatch_caps.hpp"
+#include "tensorbatch_early.hpp"
 #include "tensorbatch_element.hpp"
 #include "tensorbatch_lifecycle.hpp"
 #include "tensorbatch_pad.hpp"
@@ -107,14 +108,27 @@ static void gst_tensor_batch_pad_finalize(GObject* object)
     G_OBJECT_CLASS(gst_tensor_batch_pad_parent_class)->finalize(object);
 }
 
+// GstAggregatorPad sets its chain function here; ours converts early, then calls it.
+static void gst_tensor_batch_pad_constructed(GObject* object)
+{
+    G_OBJECT_CLASS(gst_tensor_batch_pad_parent_class)->constructed(object);
+    auto* pad = GST_TENSOR_BATCH_PAD(object);
+    if (!GST_PAD_IS_SINK(pad))
+        return;
+    pad->aggregator_chain = GST_PAD_CHAINFUNC(pad);
+    gst_pad_set_chain_function(GST_PAD(pad), tb::early_chain);
+}
+
 static void gst_tensor_batch_pad_class_init(GstTensorBatchPadClass* klass)
 {
     G_OBJECT_CLASS(klass)->finalize = gst_tensor_batch_pad_finalize;
+    G_OBJECT_CLASS(klass)->constructed = gst_tensor_batch_pad_constructed;
 }
 
 static void gst_tensor_batch_pad_init(GstTensorBatchPad* pad)
 {
     pad->stream = nullptr;
+    pad->aggregator_chain = nullptr;
     // Caps that leave a field of the template out (a framerate) are taken, as stock video
     // elements take them.
     GST_PAD_SET_ACCEPT_INTERSECT(pad);
@@ -156,6 +170,10 @@ gboolean handle_caps(GstTensorBatch* self, GstTensorBatchPad* pad, GstCaps* caps
                    std::string(GST_PAD_NAME(pad)) + ": " + in.error().message() + ".",
                    std::string("caps ") + cs.get());
     } else {
+        // The pad's thread may be converting a frame of the caps before these (a caps event
+        // waits in the pad's queue until the aggregator takes it): the converter is its
+        // until that frame is done.
+        std::lock_guard<std::mutex> conv(pad->stream->conv_mu);
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         Streaming& st = state_of(self).st;
         // The slot size is the properties', else the first stream's: fixed until stop, so a
@@ -172,6 +190,7 @@ gboolean handle_caps(GstTensorBatch* self, GstTensorBatchPad* pad, GstCaps* caps
                            std::string(et::error_code_name(r.error().code())));
         } else {
             ok = true;
+            pad->stream->set_caps_object(caps);
             if (!st.out.width) {
                 st.out.width = w;
                 st.out.height = h;
@@ -206,6 +225,9 @@ gboolean gst_tensor_batch_sink_event(GstAggregator* agg, GstAggregatorPad* aggpa
         eg::guarded(agg, "sink_event", [&] {
             std::lock_guard<std::mutex> lock(state_of(self).mu);
             pad->stream->clear_cache("flush-stop");
+            // Its queued frames are gone, and with them their claims on open batches.
+            tb::forget_pad(state_of(self).st.ring, pad->stream->index(), pad->stream->tickets,
+                           pad->stream->last_seq);
         });
     }
     return GST_AGGREGATOR_CLASS(gst_tensor_batch_parent_class)->sink_event(agg, aggpad, event);
@@ -361,7 +383,7 @@ GstFlowReturn aggregate_impl(GstTensorBatch* self, gboolean timeout)
         }
         GST_LOG_OBJECT(self, "aggregate (timeout %d)", timeout);
         return s.mode == GST_TENSOR_BATCH_MODE_ROI ? aggregate_rois(self, s)
-                                                   : aggregate_streams(self, s);
+                                                   : aggregate_streams(self, s, timeout != FALSE);
     }
 }
 
@@ -372,20 +394,30 @@ GstFlowReturn gst_tensor_batch_aggregate(GstAggregator* agg, gboolean timeout)
 }
 
 // When a batch still missing frames goes out: batched-push-timeout (the subclass latency)
-// after the running time of the oldest frame waiting. Nothing waiting: nothing to send.
+// after the running time of the oldest frame waiting. Nothing waiting: nothing to send. A frame
+// converted on arrival into a batch that has left already is not waiting for one.
 GstClockTime gst_tensor_batch_get_next_time(GstAggregator* agg)
 {
+    std::vector<std::pair<PadPtr, eg::MiniObjectPtr<GstBuffer>>> heads;
+    {
+        eg::ObjectLockGuard lock(agg);
+        if (state_of(agg).settings.timeout == GST_CLOCK_TIME_NONE)
+            return GST_CLOCK_TIME_NONE; // wait for every stream
+        for (GList* l = GST_ELEMENT(agg)->sinkpads; l; l = l->next)
+            if (GstBuffer* buf = gst_aggregator_pad_peek_buffer(GST_AGGREGATOR_PAD(l->data)))
+                heads.emplace_back(PadPtr(GST_TENSOR_BATCH_PAD(gst_object_ref(l->data))),
+                                   eg::MiniObjectPtr<GstBuffer>(buf));
+    }
     GstClockTime earliest = GST_CLOCK_TIME_NONE;
-    eg::ObjectLockGuard lock(agg);
-    if (state_of(agg).settings.timeout == GST_CLOCK_TIME_NONE)
-        return GST_CLOCK_TIME_NONE; // wait for every stream
-    for (GList* l = GST_ELEMENT(agg)->sinkpads; l; l = l->next) {
-        auto* pad = GST_AGGREGATOR_PAD(l->data);
-        GstBuffer* buf = gst_aggregator_pad_peek_buffer(pad);
-        if (!buf)
-            continue;
-        const GstClockTime rt = running_time(pad, buf);
-        gst_buffer_unref(buf);
+    for (const auto& [pad, buf] : heads) {
+        {
+            std::lock_guard<std::mutex> lock(state_of(agg).mu);
+            const tb::Ticket* t =
+                pad->stream ? tb::find_ticket(pad->stream->tickets, buf.get()) : nullptr;
+            if (t && t->converted && state_of(agg).st.ring.gone(t->seq))
+                continue;
+        }
+        const GstClockTime rt = running_time(GST_AGGREGATOR_PAD(pad.get()), buf.get());
         if (GST_CLOCK_TIME_IS_VALID(rt) && (!GST_CLOCK_TIME_IS_VALID(earliest) || rt < earliest))
             earliest = rt;
     }

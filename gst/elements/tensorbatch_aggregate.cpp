@@ -7,6 +7,7 @@
 #include "glib_raii.hpp"
 #include "gst_tensor_meta.hpp"
 #include "tensorbatch_element.hpp"
+#include "tensorbatch_fill.hpp"
 #include "tensorbatch_pool.hpp"
 #include "tensorbatch_provenance.hpp"
 #include "tensorbatch_roi.hpp"
@@ -18,7 +19,8 @@
 #include <edgetensor/convert.hpp>
 
 #include <algorithm>
-#include <cstring>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,19 +45,6 @@ constexpr guint kRoiWarnings = 10;
 bool is_gap(GstBuffer* buf)
 {
     return GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(buf) == 0;
-}
-
-// Zero bytes: what an empty slot holds.
-et::Result<void> clear_slot(const et::TensorDyn& view)
-{
-    auto map = view.map_raw(et::CpuAccess::Write);
-    if (!map)
-        return et::unexpected(std::move(map).error());
-    size_t bytes = et::dtype_size(view.dtype());
-    for (size_t d : view.shape())
-        bytes *= d;
-    std::memset(map->bytes(), 0, bytes);
-    return {};
 }
 
 // The quantization every slot carries (the settings'), for the output meta.
@@ -89,91 +78,69 @@ struct Take {
     PadPtr pad;
     eg::MiniObjectPtr<GstBuffer> buf;
     GstClockTime running = GST_CLOCK_TIME_NONE;
+    /// Converted early into the front batch (its ticket's batch), not by the aggregator.
+    bool early = false;
 };
 
-// Converts `take`'s frame (a region `roi` of it, in ROI mode) into slot `slot` of `batch`,
-// filling its provenance. False after an error in `msgs`; a frame that does not match its caps
-// is skipped (the slot stays empty) with a warning.
-bool fill_one(Streaming& st, const Take& take, const tb::Roi* roi, const et::TensorDyn& batch,
-              guint slot, GstEdgeTensorBatchSlot* record, Deferred* msgs)
+// Fills `slot` of `b` from `take` (a region `roi` of it, in ROI mode). False after an error in
+// `msgs`. Under mu.
+bool fill_take(Streaming& st, const Take& take, const tb::Roi* roi, OpenBatch& b, guint slot,
+               Deferred* msgs)
 {
-    GstTensorBatchPad* pad = take.pad.get();
-    tb::PadStream& ps = *pad->stream;
-    const std::string name = GST_PAD_NAME(pad);
-    auto view = batch.batch(slot);
+    tb::PadStream& ps = *take.pad->stream;
+    auto view = b.tensor.batch(slot);
     if (!view) {
         msgs->error(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
                     "Cannot address slot " + std::to_string(slot) +
                         " of the batch: " + view.error().message());
         return false;
     }
-    std::string why;
-    if (!ps.configured() || !ps.check(take.buf.get(), &why)) {
-        // Dropped as stock converters drop what does not match the caps; the slot stays empty.
-        ++st.counters.dropped;
-        if (st.warned.insert(name + " mismatch").second)
-            msgs->warning(GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
-                          name + ": a buffer does not match its caps (" +
-                              (why.empty() ? std::string("no caps") : why) +
-                              "); it is dropped and its slot left empty.");
-        return true;
-    }
-    et::Converter* conv = nullptr;
-    if (roi) {
-        auto rc = ps.region_converter(roi->rect);
-        if (!rc) {
-            msgs->error(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
-                        name + ": cannot convert region " + std::to_string(roi->id) + ": " +
-                            rc.error().message());
-            return false;
-        }
-        conv = *rc;
-    } else {
-        conv = ps.frame_converter();
-    }
-    auto r = ps.convert(*conv, take.buf.get(), *view);
-    if (!r) {
-        msgs->error(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
-                    name + ": conversion into the batch failed: " + r.error().message(),
-                    std::string("edgetensor error ") +
-                        std::string(et::error_code_name(r.error().code())));
+    auto o = convert_slot(ps, take.buf.get(), roi, *view);
+    if (!account(st, GST_PAD_NAME(take.pad.get()), o, msgs))
         return false;
-    }
-    ++st.counters.frames;
-    if (r->copied) {
-        ++st.counters.copies;
-        if (st.warned.insert(name + " copy").second)
-            msgs->warning(GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT,
-                          name + ": bottom-up frames (negative strides) are converted from a "
-                                 "top-down copy; counted in copies.");
-    }
-    eg::SlotSource src;
-    src.pad_index = ps.index();
-    src.pts = GST_BUFFER_PTS(take.buf.get());
-    src.applied_colorimetry = ps.input().colorimetry.applied.pack();
-    if (roi) {
-        src.roi_kind = roi->kind;
-        src.roi_id = roi->id;
-        src.roi_label = roi->label;
-    }
-    eg::fill_slot(record, src, conv->config(), conv->geometry());
+    place(b, slot, ps.index(), *o);
     return true;
 }
 
-// Writes one batch into `out`: slot i from `takes[i]` (a frame, or in ROI mode `rois[i]` of
-// one frame), the rest empty; records the provenance. Under mu.
-bool write_batch(GstTensorBatch* self, const tb::Settings& s, GstBuffer* out,
-                 const std::vector<const Take*>& takes, const std::vector<tb::Roi>* rois,
-                 Deferred* msgs)
+// Fills `slot` of `b`, the batch being closed, from `take`, a frame its pad's thread did not
+// convert: outside mu, with the pad's converter to itself. False after an error in `msgs`.
+bool fill_plain(State& state, const Take& take, OpenBatch& b, guint slot, Deferred* msgs)
+{
+    if (slot >= b.state.size())
+        return true;
+    tb::PadStream& ps = *take.pad->stream;
+    auto view = b.tensor.batch(slot);
+    if (!view) {
+        msgs->error(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
+                    "Cannot address slot " + std::to_string(slot) +
+                        " of the batch: " + view.error().message());
+        return false;
+    }
+    {
+        // The batch is the aggregator's alone now; a slot not free holds a newer frame of the
+        // pad (this one's batch left without it) or of a pad that took over the slot.
+        std::lock_guard<std::mutex> lock(state.mu);
+        if (b.state[slot] != SlotState::Free) {
+            ++state.st.counters.dropped;
+            return true;
+        }
+    }
+    std::lock_guard<std::mutex> conv(ps.conv_mu);
+    auto o = convert_slot(ps, take.buf.get(), nullptr, *view);
+    std::lock_guard<std::mutex> lock(state.mu);
+    if (!account(state.st, GST_PAD_NAME(take.pad.get()), o, msgs))
+        return false;
+    place(b, slot, ps.index(), *o);
+    return true;
+}
+
+// Makes `b` a batch to push: its provenance meta from the slots' records, empty slots zeroed,
+// the counters, the output meta and, on 1.26+, the GstTensorMeta. Under mu.
+bool finish_batch(GstTensorBatch* self, const tb::Settings& s, OpenBatch& b, Deferred* msgs)
 {
     Streaming& st = state_of(self).st;
     const Output& o = st.out;
-    auto batch = eg::tensor_from_buffer(out);
-    if (!batch || batch->ndim() < 2 || batch->shape()[0] != o.n) {
-        msgs->error(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
-                    "The batch buffer holds no [N, ...] tensor of the negotiated caps.");
-        return false;
-    }
+    GstBuffer* out = b.buf.get();
     GstEdgeTensorBatchMeta* meta =
         gst_buffer_add_edge_tensor_batch_meta(out, o.n, guint(o.width), guint(o.height));
     if (!meta) {
@@ -183,15 +150,9 @@ bool write_batch(GstTensorBatch* self, const tb::Settings& s, GstBuffer* out,
     guint empty = 0;
     std::optional<guint32> colorimetry;
     bool same_colorimetry = true;
-    for (guint slot = 0; slot < o.n; ++slot) {
-        const Take* take = slot < takes.size() ? takes[slot] : nullptr;
-        if (take) {
-            const tb::Roi* roi = rois ? &(*rois)[slot] : nullptr;
-            if (!fill_one(st, *take, roi, *batch, slot, &meta->slots[slot], msgs))
-                return false;
-        }
-        if (!meta->slots[slot].filled) {
-            auto view = batch->batch(slot);
+    for (guint slot = 0; slot < o.n && slot < b.state.size(); ++slot) {
+        if (b.state[slot] != SlotState::Filled) {
+            auto view = b.tensor.batch(slot);
             auto c = view ? clear_slot(*view) : et::Result<void>(view.error());
             if (!c) {
                 msgs->error(GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
@@ -201,10 +162,10 @@ bool write_batch(GstTensorBatch* self, const tb::Settings& s, GstBuffer* out,
             ++empty;
             continue;
         }
-        const guint32 out_c = take->pad->stream->input().colorimetry.output.pack();
-        if (colorimetry && *colorimetry != out_c)
+        meta->slots[slot] = b.records[slot];
+        if (colorimetry && *colorimetry != b.colorimetry[slot])
             same_colorimetry = false;
-        colorimetry = out_c;
+        colorimetry = b.colorimetry[slot];
     }
     ++st.counters.batches;
     st.counters.empty_slots += empty;
@@ -213,9 +174,9 @@ bool write_batch(GstTensorBatch* self, const tb::Settings& s, GstBuffer* out,
     eg::record_output(out, quant_record(s), same_colorimetry && colorimetry ? *colorimetry : 0, 0);
     // Last: the GstTensorMeta shares the batch's memories, which no slot may write after.
     if (eg::have_gst_tensor_meta()) {
-        auto described = batch->is_contiguous()
-                             ? eg::describe_buffer_as_gst_tensor(out, o.tensor_id, batch->dtype(),
-                                                                 batch->shape())
+        auto described = b.tensor.is_contiguous()
+                             ? eg::describe_buffer_as_gst_tensor(out, o.tensor_id, b.tensor.dtype(),
+                                                                 b.tensor.shape())
                              : et::Result<void>(et::make_error(et::ErrorCode::InvalidArgument,
                                                                "the batch is not contiguous"));
         if (!described && st.warned.insert("gst tensor meta").second)
@@ -242,18 +203,104 @@ GstFlowReturn push_batch(GstTensorBatch* self, eg::MiniObjectPtr<GstBuffer> batc
     return gst_aggregator_finish_buffer(GST_AGGREGATOR(self), out);
 }
 
+// A fresh batch from the pool for the aggregator's own conversions.
+GstFlowReturn new_batch(GstTensorBatch* self, std::unique_ptr<OpenBatch>* out)
+{
+    GstBuffer* acquired = nullptr;
+    const GstFlowReturn ret = tb::acquire_batch(GST_AGGREGATOR(self), &acquired);
+    if (ret != GST_FLOW_OK)
+        return ret;
+    auto b = std::make_unique<OpenBatch>();
+    guint n;
+    {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        n = state_of(self).st.out.n;
+    }
+    if (!b->reset(acquired, n)) {
+        GST_ELEMENT_ERROR(self, STREAM, FAILED,
+                          ("The batch buffer holds no [N, ...] tensor of the negotiated caps."),
+                          (nullptr));
+        return GST_FLOW_ERROR;
+    }
+    *out = std::move(b);
+    return GST_FLOW_OK;
+}
+
+// Drops the oldest frames of `pad` whose batch has already left (stale tickets). True when
+// that left the pad without a frame.
+bool drop_gone(GstTensorBatch* self, GstAggregatorPad* pad, tb::PadStream& ps)
+{
+    bool dropped = false;
+    for (;;) {
+        eg::MiniObjectPtr<GstBuffer> head(gst_aggregator_pad_peek_buffer(pad));
+        if (!head)
+            return dropped;
+        {
+            std::lock_guard<std::mutex> lock(state_of(self).mu);
+            const Ticket* t = find_ticket(ps.tickets, head.get());
+            if (!t || !t->converted || !state_of(self).st.ring.gone(t->seq))
+                return false;
+        }
+        eg::MiniObjectPtr<GstBuffer> popped(gst_aggregator_pad_pop_buffer(pad));
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        take_ticket(ps.tickets, popped.get());
+        dropped = true;
+    }
+}
+
 } // namespace
 
-GstFlowReturn aggregate_streams(GstTensorBatch* self, const tb::Settings& s)
+GstFlowReturn aggregate_streams(GstTensorBatch* self, const tb::Settings& s, bool timeout)
 {
+    State& state = state_of(self);
     // Which pad fills which slot, then a frame of each (the aggregator's own calls, outside
     // the streaming lock).
     std::vector<PadPtr> pads = sink_pads(self);
     std::vector<std::optional<guint>> slots;
+    bool early;
     {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        std::lock_guard<std::mutex> lock(state.mu);
+        early = state.st.ring.enabled;
         for (const PadPtr& p : pads)
             slots.push_back(p->stream ? p->stream->slot : std::nullopt);
+    }
+    if (early) {
+        // Every batch leaves from the ring's front, so that the pads' threads, which keep a
+        // batch free for each of their frames the aggregator converts, count the right ones.
+        bool empty;
+        {
+            std::lock_guard<std::mutex> lock(state.mu);
+            empty = state.st.ring.open.empty();
+        }
+        if (empty) {
+            std::unique_ptr<OpenBatch> fresh;
+            const GstFlowReturn made = new_batch(self, &fresh);
+            if (made != GST_FLOW_OK)
+                return made;
+            std::lock_guard<std::mutex> lock(state.mu);
+            Ring& ring = state.st.ring;
+            if (ring.open.empty()) { // else a pad's thread opened one meanwhile: that is the front
+                fresh->seq = ring.next_seq++;
+                ring.open.push_back(std::move(fresh));
+            }
+        }
+        // A frame that went out early in a partial batch is not this batch's; a pad left
+        // without a frame by that holds this batch up as GstAggregator would have, unless its
+        // next frame is already in the batch or this is the timeout.
+        bool wait = false;
+        for (size_t i = 0; i < pads.size(); ++i) {
+            GstAggregatorPad* ap = GST_AGGREGATOR_PAD(pads[i].get());
+            if (!pads[i]->stream || !drop_gone(self, ap, *pads[i]->stream) || timeout ||
+                !slots[i] || gst_aggregator_pad_is_eos(ap) || gst_aggregator_pad_is_inactive(ap))
+                continue;
+            std::lock_guard<std::mutex> lock(state.mu);
+            OpenBatch* front = state.st.ring.front();
+            if (!gst_aggregator_pad_has_buffer(ap) &&
+                (!front || front->state[*slots[i]] == SlotState::Free))
+                wait = true;
+        }
+        if (wait)
+            return GST_FLOW_OK;
     }
     std::vector<Take> takes;
     std::vector<guint> take_slots;
@@ -261,50 +308,83 @@ GstFlowReturn aggregate_streams(GstTensorBatch* self, const tb::Settings& s)
     bool all_eos = true;
     for (size_t i = 0; i < pads.size(); ++i) {
         GstAggregatorPad* ap = GST_AGGREGATOR_PAD(pads[i].get());
+        tb::PadStream* ps = pads[i]->stream;
+        if (early && ps) {
+            // A frame for a later batch than the front one waits for its batch.
+            eg::MiniObjectPtr<GstBuffer> head(gst_aggregator_pad_peek_buffer(ap));
+            std::lock_guard<std::mutex> lock(state.mu);
+            const Ticket* t = head ? find_ticket(ps->tickets, head.get()) : nullptr;
+            OpenBatch* front = state.st.ring.front();
+            if (t && front && t->seq > front->seq) {
+                all_eos = false;
+                continue;
+            }
+        }
         GstBuffer* buf = take_frame(ap, s.ordering, &dropped);
         if (!gst_aggregator_pad_is_eos(ap))
             all_eos = false;
         if (!buf)
             continue;
+        Take t;
+        if (early && ps) {
+            std::lock_guard<std::mutex> lock(state.mu);
+            if (auto ticket = take_ticket(ps->tickets, buf))
+                t.early = ticket->converted;
+        }
+        GST_LOG_OBJECT(pads[i].get(), "take %p early %d", (void*)buf, t.early);
         if (is_gap(buf) || !slots[i]) {
             gst_buffer_unref(buf);
             continue;
         }
-        Take t;
         t.running = running_time(ap, buf);
         t.buf.reset(buf);
         t.pad.reset(GST_TENSOR_BATCH_PAD(gst_object_ref(pads[i].get())));
         takes.push_back(std::move(t));
         take_slots.push_back(*slots[i]);
     }
-    if (dropped) {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        state_of(self).st.counters.dropped += dropped;
-    }
-    if (takes.empty())
-        return all_eos ? end_of_stream(self) : GST_FLOW_OK;
-
-    GstBuffer* acquired_buf = nullptr;
-    const GstFlowReturn acquired = tb::acquire_batch(GST_AGGREGATOR(self), &acquired_buf);
-    if (acquired != GST_FLOW_OK)
-        return acquired;
-    eg::MiniObjectPtr<GstBuffer> out(acquired_buf);
-    Deferred msgs;
-    bool ok;
-    GstClockTime pts = GST_CLOCK_TIME_NONE;
+    std::unique_ptr<OpenBatch> batch;
+    bool nothing = false;
     {
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        std::vector<const Take*> by_slot(state_of(self).st.out.n, nullptr);
-        for (size_t i = 0; i < takes.size(); ++i) {
-            if (take_slots[i] < by_slot.size())
-                by_slot[take_slots[i]] = &takes[i];
-            if (GST_CLOCK_TIME_IS_VALID(takes[i].running))
-                pts = GST_CLOCK_TIME_IS_VALID(pts) ? std::min(pts, takes[i].running)
-                                                   : takes[i].running;
+        std::unique_lock<std::mutex> lock(state.mu);
+        state.st.counters.dropped += dropped;
+        OpenBatch* front = state.st.ring.front();
+        if (takes.empty() && !(front && front->any_claimed())) {
+            // An open batch nobody claims (its pads flushed) would hold the ring up.
+            if (front && !front->any_writing())
+                state.st.ring.open.pop_front();
+            nothing = true;
+        } else if (front) {
+            // No pad claims a slot of it from now on; frames being written into it are
+            // waited for (they are in it).
+            front->closed = true;
+            state.written.wait(lock, [front] { return !front->any_writing(); });
+            GST_LOG_OBJECT(self, "close %" G_GUINT64_FORMAT, front->seq);
+            batch = std::move(state.st.ring.open.front());
+            state.st.ring.open.pop_front();
         }
-        ok = write_batch(self, s, out.get(), by_slot, nullptr, &msgs);
     }
-    return push_batch(self, std::move(out), pts, ok, &msgs);
+    if (nothing)
+        return all_eos ? end_of_stream(self) : GST_FLOW_OK;
+    if (!batch) {
+        const GstFlowReturn made = new_batch(self, &batch);
+        if (made != GST_FLOW_OK)
+            return made;
+    }
+    Deferred msgs;
+    bool ok = true;
+    GstClockTime pts = GST_CLOCK_TIME_NONE;
+    for (size_t i = 0; i < takes.size(); ++i) {
+        const Take& t = takes[i];
+        if (GST_CLOCK_TIME_IS_VALID(t.running))
+            pts = GST_CLOCK_TIME_IS_VALID(pts) ? std::min(pts, t.running) : t.running;
+        if (ok && !t.early)
+            ok = fill_plain(state, t, *batch, take_slots[i], &msgs);
+    }
+    {
+        std::lock_guard<std::mutex> lock(state.mu);
+        ok = ok && finish_batch(self, s, *batch, &msgs);
+    }
+    return push_batch(self, std::move(batch->buf), pts, ok, &msgs);
 }
 
 GstFlowReturn aggregate_rois(GstTensorBatch* self, const tb::Settings& s)
@@ -354,24 +434,23 @@ GstFlowReturn aggregate_rois(GstTensorBatch* self, const tb::Settings& s)
     const std::vector<size_t> split = tb::batch_split(rois.accepted.size(), s.batch_size);
     size_t first = 0;
     for (size_t count : split) {
-        GstBuffer* acquired_buf = nullptr;
-        const GstFlowReturn acquired = tb::acquire_batch(GST_AGGREGATOR(self), &acquired_buf);
-        if (acquired != GST_FLOW_OK) {
+        std::unique_ptr<OpenBatch> batch;
+        const GstFlowReturn made = new_batch(self, &batch);
+        if (made != GST_FLOW_OK) {
             msgs.post(GST_ELEMENT(self));
-            return acquired;
+            return made;
         }
-        eg::MiniObjectPtr<GstBuffer> out(acquired_buf);
-        const std::vector<tb::Roi> chunk(rois.accepted.begin() + long(first),
-                                         rois.accepted.begin() + long(first + count));
-        bool ok;
+        bool ok = true;
         {
             std::lock_guard<std::mutex> lock(state_of(self).mu);
-            const std::vector<const Take*> takes(count, &take);
-            ok = write_batch(self, s, out.get(), takes, &chunk, &msgs);
+            Streaming& st = state_of(self).st;
+            for (size_t i = 0; i < count && ok; ++i)
+                ok = fill_take(st, take, &rois.accepted[first + i], *batch, guint(i), &msgs);
+            ok = ok && finish_batch(self, s, *batch, &msgs);
             if (ok)
-                state_of(self).st.counters.rois += count;
+                st.counters.rois += count;
         }
-        const GstFlowReturn ret = push_batch(self, std::move(out), take.running, ok, &msgs);
+        const GstFlowReturn ret = push_batch(self, std::move(batch->buf), take.running, ok, &msgs);
         if (ret != GST_FLOW_OK)
             return ret;
         first += count;

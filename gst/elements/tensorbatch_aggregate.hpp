@@ -17,7 +17,7 @@ namespace edgetensor::gst::tensorbatch
 
 /// mode=streams: a frame of each pad into its slot, the slots of pads without one empty; one
 /// batch pushed. EOS (end_of_stream()) when no pad has a frame and every pad has ended.
-GstFlowReturn aggregate_streams(GstTensorBatch* self, const Settings& s);
+GstFlowReturn aggregate_streams(GstTensorBatch* self, const Settings& s, bool timeout);
 
 /// mode=roi: the regions of the one pad's next frame, filtered, batch-size per batch (more
 /// regions make more batches of the same frame); a region outside the frame refused by name.

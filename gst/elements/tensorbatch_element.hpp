@@ -2,13 +2,14 @@
 //
 // tensorbatch's instance and the state its files share: gsttensorbatch.cpp (the element's
 // vfuncs: caps, properties), tensorbatch_slots.cpp (request pads and their slots),
-// tensorbatch_lifecycle.cpp (start/stop) and tensorbatch_aggregate.cpp (one batch). Not
-// installed.
+// tensorbatch_lifecycle.cpp (start/stop), tensorbatch_aggregate.cpp (one batch) and
+// tensorbatch_early.cpp (convert-on-arrival, in the pads' threads). Not installed.
 
 #pragma once
 
 #include "glib_raii.hpp"
 #include "gsttensorbatch.h"
+#include "tensorbatch_early.hpp"
 #include "tensorbatch_pad.hpp"
 #include "tensorbatch_properties.hpp"
 #include "tensorbatch_stats.hpp"
@@ -18,6 +19,7 @@
 #include <gst/base/gstaggregator.h>
 #include <gst/gst.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <string>
@@ -79,12 +81,16 @@ struct Streaming {
     /// Warnings said once per start (per pad and kind).
     std::set<std::string> warned;
     guint roi_warnings = 0;
+    /// The batches the pads' threads are filling (early conversion).
+    Ring ring;
 };
 
 // One C++ state object per element: settings under the object lock, streaming state under mu.
 struct State {
     Settings settings;
     std::mutex mu;
+    /// Signalled under mu when a slot of an open batch stops being written.
+    std::condition_variable written;
     Streaming st;
     // update_src_caps said why the output cannot be negotiated (the src task's only).
     bool negotiation_error = false;
@@ -101,6 +107,8 @@ struct _GstTensorBatchPad {
     GstAggregatorPad parent;
     // Made when the element names the pad; the element's mu guards it.
     edgetensor::gst::tensorbatch::PadStream* stream;
+    // GstAggregatorPad's chain function, which tensorbatch's early conversion calls.
+    GstPadChainFunction aggregator_chain;
 };
 
 namespace edgetensor::gst::tensorbatch

@@ -87,7 +87,12 @@ gboolean start_impl(GstTensorBatch* self)
         {
             std::lock_guard<std::mutex> lock(state_of(self).mu);
             Streaming& st = state_of(self).st;
-            st = Streaming{};
+            // A named fresh state swapped in, not `st = Streaming{}`: GCC 12 at -O3 warns that
+            // the temporary's moved-from strings may be uninitialised (a false positive).
+            Streaming fresh;
+            std::swap(st, fresh);
+            st.ring.enabled = s.convert_on_arrival && s.mode == GST_TENSOR_BATCH_MODE_STREAMS &&
+                              s.ordering == GST_TENSOR_BATCH_ORDERING_FIFO;
             st.slots.assign(s.batch_size, false);
             for (const PadPtr& p : pads)
                 p->stream->slot = take_slot(st);
@@ -102,24 +107,31 @@ gboolean stop_impl(GstTensorBatch* self)
 {
     {
         std::vector<PadPtr> pads = sink_pads(self);
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        std::vector<GstEdgeTensorImportCache*> caches;
-        for (const PadPtr& p : pads)
-            caches.push_back(p->stream ? p->stream->cache() : nullptr);
-        GstStructure* stats = stats_structure(state_of(self).st.counters, caches);
-        GST_INFO_OBJECT(self, "stopping: %" GST_PTR_FORMAT, stats);
-        gst_structure_free(stats);
+        {
+            std::lock_guard<std::mutex> lock(state_of(self).mu);
+            std::vector<GstEdgeTensorImportCache*> caches;
+            for (const PadPtr& p : pads)
+                caches.push_back(p->stream ? p->stream->cache() : nullptr);
+            GstStructure* stats = stats_structure(state_of(self).st.counters, caches);
+            GST_INFO_OBJECT(self, "stopping: %" GST_PTR_FORMAT, stats);
+            gst_structure_free(stats);
+        }
         for (const PadPtr& p : pads)
             if (p->stream) {
+                // A pad's converter lock comes before mu, as in its thread.
+                std::lock_guard<std::mutex> conv(p->stream->conv_mu);
+                std::lock_guard<std::mutex> lock(state_of(self).mu);
                 p->stream->reset();
                 p->stream->clear_cache("stop");
             }
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
         Output& out = state_of(self).st.out;
         out = Output{};
+        // The open batches go back to their pool (no pad thread runs now).
+        state_of(self).st.ring.clear();
         return TRUE;
     }
 }
-
 } // namespace
 
 gboolean start(GstAggregator* agg)

@@ -64,6 +64,9 @@ void PadStream::reset() noexcept
     input_.reset();
     frame_.reset();
     regions_.clear();
+    caps_.reset();
+    tickets.clear();
+    last_seq = 0;
     if (cache_)
         import_cache_set_layout(cache_.get(), nullptr);
 }

@@ -7,7 +7,9 @@
 
 #pragma once
 
+#include "glib_raii.hpp"
 #include "tensorbatch_caps.hpp"
+#include "tensorbatch_early.hpp"
 #include "tensorbatch_properties.hpp"
 #include "tensorbatch_roi.hpp"
 
@@ -18,8 +20,10 @@
 #include <gst/gst.h>
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -82,6 +86,19 @@ public:
     /// The last colorimetry assumption warned about for this pad.
     std::string warned_colorimetry;
 
+    /// The caps set_caps() took (what the pad's current caps are once no caps event waits in
+    /// its queue).
+    GstCaps* caps() const noexcept { return caps_.get(); }
+    void set_caps_object(GstCaps* caps) { caps_.reset(caps ? gst_caps_ref(caps) : nullptr); }
+
+    /// Early conversion (tensorbatch_early.hpp): the frames in the pad's queue, oldest first,
+    /// and the batch of the last one (0: none yet). Under the element's mu.
+    std::deque<Ticket> tickets;
+    guint64 last_seq = 0;
+    /// Held by the pad's thread while it converts early, and by whatever changes the
+    /// converter (set_caps, reset): taken before the element's mu.
+    std::mutex conv_mu;
+
 private:
     guint index_;
     std::optional<PadInput> input_;
@@ -91,6 +108,7 @@ private:
     size_t region_capacity_ = kRoiConverters;
     ImportCachePtr cache_;
     std::vector<uint8_t> scratch_;
+    MiniObjectPtr<GstCaps> caps_;
 };
 
 } // namespace edgetensor::gst::tensorbatch

@@ -112,6 +112,18 @@ void install_properties(GObjectClass* klass)
                           "skipped (0 to 16384; default 0 = every size)",
                           0, tensorconvert::kMaxSize, DEFAULT_ROI_MIN_SIZE, kReadyFlags));
     g_object_class_install_property(
+        klass, PROP_CONVERT_ON_ARRIVAL,
+        g_param_spec_boolean(
+            "convert-on-arrival", "Convert on arrival",
+            "mode=streams with ordering=fifo: convert each frame into its slot in its own "
+            "stream's thread as it arrives, as separate tensorconvert branches would, instead of "
+            "one after another in the batching thread once the batch is complete. A batch then "
+            "leaves as soon as its last frame is converted, and unpaced sources run the "
+            "conversions on as many cores as there are streams; it holds up to four batch "
+            "buffers open and wakes threads more often (about 10% more CPU per batch with "
+            "unpaced sources on a 2-core host; the same with live ones) (default: false)",
+            DEFAULT_CONVERT_ON_ARRIVAL, kReadyFlags));
+    g_object_class_install_property(
         klass, PROP_COPIES,
         g_param_spec_uint64("copies", "Copies",
                             "Input frames copied before conversion (bottom-up frames, which the "
@@ -142,6 +154,7 @@ std::span<const SettingField<Settings>> setting_fields()
         setting_field<&Settings::ordering>(PROP_ORDERING),
         setting_field<&Settings::mode>(PROP_MODE),
         setting_field<&Settings::roi_min_size>(PROP_ROI_MIN_SIZE),
+        setting_field<&Settings::convert_on_arrival>(PROP_CONVERT_ON_ARRIVAL),
     };
     return kFields;
 }

@@ -29,6 +29,7 @@ inline constexpr guint64 DEFAULT_BATCHED_PUSH_TIMEOUT = 33333333;
 inline constexpr GstTensorBatchOrdering DEFAULT_ORDERING = GST_TENSOR_BATCH_ORDERING_FIFO;
 inline constexpr GstTensorBatchMode DEFAULT_MODE = GST_TENSOR_BATCH_MODE_STREAMS;
 inline constexpr guint DEFAULT_ROI_MIN_SIZE = 0;
+inline constexpr gboolean DEFAULT_CONVERT_ON_ARRIVAL = FALSE;
 
 /// The writable properties' values (under the element's object lock): the output ones
 /// (tensorconvert's, refusals included) and tensorbatch's own.
@@ -40,6 +41,7 @@ struct Settings : tensorconvert::OutputSettings {
     std::string roi_labels_str;
     std::vector<std::string> roi_labels; // empty: every label
     guint roi_min_size = DEFAULT_ROI_MIN_SIZE;
+    gboolean convert_on_arrival = DEFAULT_CONVERT_ON_ARRIVAL;
 };
 
 enum Prop : guint {
@@ -49,6 +51,7 @@ enum Prop : guint {
     PROP_MODE,
     PROP_ROI_LABELS,
     PROP_ROI_MIN_SIZE,
+    PROP_CONVERT_ON_ARRIVAL,
     PROP_COPIES,
     PROP_STATS,
 };

@@ -5,6 +5,7 @@
 #include "tensorbatch_slots.hpp"
 
 #include "glib_raii.hpp"
+#include "tensorbatch_early.hpp"
 #include "vfunc_guard.hpp"
 
 #include <cstring>
@@ -96,8 +97,11 @@ void release_pad(GstElement* element, GstPad* pad)
         Streaming& st = state_of(self).st;
         if (bp->stream && bp->stream->slot && *bp->stream->slot < st.slots.size())
             st.slots[*bp->stream->slot] = false;
-        if (bp->stream)
+        if (bp->stream) {
+            // Its frames converted on arrival leave the open batches, as its queued ones go.
+            forget_pad(st.ring, bp->stream->index(), bp->stream->tickets, bp->stream->last_seq);
             bp->stream->slot.reset();
+        }
     });
     GST_ELEMENT_CLASS(parent_class())->release_pad(element, pad);
 }

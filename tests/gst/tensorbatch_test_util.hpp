@@ -168,6 +168,14 @@ inline void expect_maps_back(const GstEdgeTensorBatchSlot* slot, const Box& b, c
 /// starts) with one GstHarness per requested sink pad (sink_0, sink_1, ...: the first one also
 /// takes the batches from the source pad) and a bus of its own. The first harness plays the
 /// element, so every later pad is requested while it plays.
+/// "tensorbatch " and the properties EDGETENSOR_TEST_TENSORBATCH_PROPS adds to every tensorbatch
+/// a test makes: meson runs the streams suites again with convert-on-arrival=true that way.
+inline std::string tensorbatch_element()
+{
+    const char* extra = g_getenv("EDGETENSOR_TEST_TENSORBATCH_PROPS");
+    return std::string("tensorbatch ") + (extra ? extra : "") + " ";
+}
+
 struct BatchHarness {
     GstElement* element = nullptr;
     std::vector<GstHarness*> pads;
@@ -176,7 +184,7 @@ struct BatchHarness {
     explicit BatchHarness(const std::string& props, guint n_pads = 1)
     {
         GError* err = nullptr;
-        element = gst_parse_launch(("tensorbatch " + props).c_str(), &err);
+        element = gst_parse_launch((tensorbatch_element() + props).c_str(), &err);
         if (!element) {
             ADD_FAILURE() << "cannot create tensorbatch " << props << ": "
                           << (err ? err->message : "?");

@@ -113,6 +113,50 @@ TEST(TensorBatch, EachStreamFillsItsSlotWithTheEnginesBytesAndTheCapsSayTheBatch
     EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
 }
 
+// convert-on-arrival=true: a frame is converted into its slot as it arrives, in its pad's
+// thread (here the test's, which pushes it), before the batch it belongs to is complete;
+// otherwise the batching thread converts the frames once every stream has one. The batches
+// hold the same bytes either way.
+TEST(TensorBatch, ConvertOnArrivalConvertsEachFrameAsItArrives)
+{
+    for (const bool arrival : {false, true}) {
+        SCOPED_TRACE(arrival ? "convert-on-arrival=true" : "convert-on-arrival=false");
+        BatchHarness b(std::string("batch-size=2 width=64 height=48 "
+                                   "batched-push-timeout=18446744073709551615 "
+                                   "convert-on-arrival=") +
+                           (arrival ? "true" : "false"),
+                       2);
+        gst_harness_set_src_caps_str(b.pads[0], kNv12);
+        gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+        for (guint frame = 0; frame < 4; ++frame) {
+            BufferPtr f0 = pattern_frame(kNv12, frame);
+            BufferPtr f1 = pattern_frame(kYuy2, frame + 10);
+            ASSERT_EQ(b.push(0, f0.get(), frame * 33 * GST_MSECOND), GST_FLOW_OK);
+            // The first batch negotiates the output: its frames wait for it either way.
+            if (frame > 0) {
+                EXPECT_EQ(b.stat("frames"), 2 * frame + (arrival ? 1 : 0))
+                    << "frame " << frame << " of sink_0, before sink_1's";
+            }
+            EXPECT_EQ(b.stat("batches"), frame);
+            ASSERT_EQ(b.push(1, f1.get(), frame * 33 * GST_MSECOND), GST_FLOW_OK);
+            BufferPtr out(gst_harness_pull(b.out()));
+            ASSERT_TRUE(out) << b.messages(GST_MESSAGE_ERROR);
+            EXPECT_EQ(slot_bytes(out.get(), 0, kSlotBytes),
+                      engine_bytes(kNv12, f0.get(), slot_config()));
+            EXPECT_EQ(slot_bytes(out.get(), 1, kSlotBytes),
+                      engine_bytes(kYuy2, f1.get(), slot_config()));
+            const GstEdgeTensorBatchSlot* s0 = slot_of(out.get(), 0);
+            ASSERT_TRUE(s0);
+            EXPECT_TRUE(s0->filled);
+            EXPECT_EQ(s0->pts, frame * 33 * GST_MSECOND);
+        }
+        EXPECT_EQ(b.stat("frames"), 8u);
+        EXPECT_EQ(b.stat("partial-batches"), 0u);
+        EXPECT_EQ(b.stat("dropped"), 0u);
+        EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+    }
+}
+
 // The provenance of every slot maps a box found in it back to where it was in its own frame,
 // through each stream's own scale and letterbox.
 TEST(TensorBatch, ABoxInEachSlotMapsBackToItsFrame)
@@ -303,11 +347,13 @@ TEST(TensorBatch, APadReleasedWhilePlayingFreesItsSlot)
     ASSERT_TRUE(load_system_plugin("app"));
     GError* err = nullptr;
     GstElement* pipeline = gst_parse_launch(
-        "tensorbatch name=b batch-size=2 width=32 height=32 batched-push-timeout=10000000 ! "
-        "appsink name=sink sync=false max-buffers=4 "
-        "tensortestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48 ! b.sink_0 "
-        "tensortestsrc name=extra is-live=true ! video/x-raw,format=RGB,width=40,height=30 ! "
-        "b.sink_1",
+        (tensorbatch_element() +
+         "name=b batch-size=2 width=32 height=32 batched-push-timeout=10000000 ! "
+         "appsink name=sink sync=false max-buffers=4 "
+         "tensortestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48 ! b.sink_0 "
+         "tensortestsrc name=extra is-live=true ! video/x-raw,format=RGB,width=40,height=30 ! "
+         "b.sink_1")
+            .c_str(),
         &err);
     ASSERT_TRUE(pipeline) << (err ? err->message : "?");
     g_clear_error(&err);
@@ -423,6 +469,56 @@ TEST(TensorBatch, OrderingPicksTheOldestOrTheNewestWaitingFrame)
     }
 }
 
+// A flush (a seek's, on every pad) drops the frames waiting in the pads, with what
+// convert-on-arrival already wrote of them into the open batch: the next batch holds the frames
+// sent after it, whole.
+TEST(TensorBatch, AFlushDropsTheWaitingFramesAndTheNextBatchIsWhole)
+{
+    for (const char* arrival : {"false", "true"}) {
+        SCOPED_TRACE(std::string("convert-on-arrival=") + arrival);
+        BatchHarness b(std::string("batch-size=2 width=64 height=48 "
+                                   "batched-push-timeout=18446744073709551615 "
+                                   "convert-on-arrival=") +
+                           arrival,
+                       2);
+        gst_harness_set_src_caps_str(b.pads[0], kNv12);
+        gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+        ASSERT_EQ(b.push(0, pattern_frame(kNv12, 1).get(), 0), GST_FLOW_OK);
+        ASSERT_EQ(b.push(1, pattern_frame(kYuy2, 1).get(), 0), GST_FLOW_OK);
+        BufferPtr first(gst_harness_pull(b.out()));
+        ASSERT_TRUE(first) << b.messages(GST_MESSAGE_ERROR);
+        // A frame waits on sink_0 (written into its slot already with convert-on-arrival).
+        ASSERT_EQ(b.push(0, pattern_frame(kNv12, 2).get(), 33 * GST_MSECOND), GST_FLOW_OK);
+        GstEvent* start = gst_event_new_flush_start();
+        GstEvent* stop = gst_event_new_flush_stop(TRUE);
+        gst_event_set_seqnum(stop, gst_event_get_seqnum(start));
+        for (GstHarness* h : b.pads)
+            ASSERT_TRUE(gst_harness_push_event(h, gst_event_ref(start)));
+        for (GstHarness* h : b.pads)
+            ASSERT_TRUE(gst_harness_push_event(h, gst_event_ref(stop)));
+        gst_event_unref(start);
+        gst_event_unref(stop);
+        GstSegment seg;
+        gst_segment_init(&seg, GST_FORMAT_TIME);
+        for (GstHarness* h : b.pads)
+            ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&seg)));
+        while (GstBuffer* extra = gst_harness_try_pull(b.out()))
+            gst_buffer_unref(extra);
+        BufferPtr f0 = pattern_frame(kNv12, 3);
+        BufferPtr f1 = pattern_frame(kYuy2, 3);
+        ASSERT_EQ(b.push(0, f0.get(), 0), GST_FLOW_OK);
+        ASSERT_EQ(b.push(1, f1.get(), 0), GST_FLOW_OK);
+        BufferPtr out(gst_harness_pull(b.out()));
+        ASSERT_TRUE(out) << b.messages(GST_MESSAGE_ERROR);
+        EXPECT_EQ(slot_bytes(out.get(), 0, kSlotBytes),
+                  engine_bytes(kNv12, f0.get(), slot_config()));
+        EXPECT_EQ(slot_bytes(out.get(), 1, kSlotBytes),
+                  engine_bytes(kYuy2, f1.get(), slot_config()));
+        EXPECT_EQ(b.stat("partial-batches"), 0u);
+        EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+    }
+}
+
 // Every state, over and over, with frames in between.
 TEST(TensorBatch, StateCyclingWithFramesInBetween)
 {
@@ -496,7 +592,8 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
         // 20 test frames, 0.67 s, were all gone before it), and the camera's 20 frames must
         // meet test frames. The bound is wide because a guest under TCG delivers unevenly.
         const std::string launch =
-            "tensorbatch name=b batch-size=2 width=64 height=64 layout=chw dtype=float32 "
+            tensorbatch_element() +
+            "name=b batch-size=2 width=64 height=64 layout=chw dtype=float32 "
             "std=255 batched-push-timeout=200000000 ! appsink name=sink sync=false "
             "v4l2src name=cam device=" +
             node +

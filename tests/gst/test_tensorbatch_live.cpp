@@ -7,6 +7,7 @@
 // bench/batch_ab.py's `latency` case, never asserted here: no test depends on the wall clock.
 
 #include "element_harness.hpp"
+#include "tensorbatch_test_util.hpp"
 
 #include <gst/app/gstappsink.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -32,7 +33,8 @@ TEST(TensorBatchLive, AStalledCameraLeavesItsSlotEmptyAndTheOthersKeepTheirOrder
 {
     ASSERT_TRUE(load_system_plugin("coreelements"));
     ASSERT_TRUE(load_system_plugin("app"));
-    std::string launch = "tensorbatch name=b batch-size=3 width=32 height=32 "
+    std::string launch = tensorbatch_element() +
+                         "name=b batch-size=3 width=32 height=32 "
                          "batched-push-timeout=10000000 ! appsink name=sink sync=false";
     for (guint i = 0; i < kStreams; ++i)
         launch += " tensortestsrc name=s" + std::to_string(i) +

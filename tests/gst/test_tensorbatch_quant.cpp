@@ -235,9 +235,8 @@ TEST_P(TensorBatchBadQuant, NegativeIsAnErrorNamingThePropertyAndLeavesNoFd)
     PipelineRun r;
     {
         WarningCapture capture;
-        const std::string launch = std::string("tensorbatch name=b batch-size=1 width=16 "
-                                               "height=16 ") +
-                                   q.props +
+        const std::string launch = tensorbatch_element() +
+                                   "name=b batch-size=1 width=16 height=16 " + q.props +
                                    " ! fakesink tensortestsrc num-buffers=2 ! "
                                    "video/x-raw,format=NV12,width=64,height=48 ! b.sink_0";
         GError* err = nullptr;
