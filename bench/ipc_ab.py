@@ -15,7 +15,10 @@ throughput  two gst-launch-1.0 processes at full speed (sync=false), every sink 
             receiver's start to its end (/proc/PID/schedstat, every thread) plus the
             receiver's (its rusage, user + system). A "producer" row runs the same producer
             into fakesink, one process, measured the same way: what drawing the frames costs,
-            so "net" = CPU - producer is what the transport costs.
+            so "net" = CPU - producer is what the transport costs. With --consumer the
+            receiver (and the producer row, in its one process) makes a 640x640 RGB input of
+            every frame instead of dropping it unread, so "net" is what the transport costs a
+            receiver that reads its frames.
 live        the same pipelines in two Python processes (Gst.parse_launch, no per-frame Python
             on the throughput path) with a live producer at the caps' frame rate, started once
             the receiver plays (so no backlog of its start-up is counted): the sender
@@ -28,6 +31,7 @@ live        the same pipelines in two Python processes (Gst.parse_launch, no per
     bench/ipc_ab.py --build-dir build-compat-1.26            # 3 rounds, both sizes, both kinds
     bench/ipc_ab.py --build-dir build --rounds 1 --quick     # a smoke run (CI-sized)
     bench/ipc_ab.py --build-dir build --methods ipc,shm      # some of them (default: all here)
+    bench/ipc_ab.py --build-dir build --consumer videoconvertscale --kinds throughput
     tools/compat-root.sh run 1.26 bench/ipc_ab.py --build-dir build-compat-1.26   # with unixfd
     # a camera as the producer: vivid in the VM lane's guest (its capture node found in sysfs)
     tools/compat-root.sh run 1.26 tests/vm/run-in-vm.sh --timeout=1800 -- \
@@ -153,6 +157,21 @@ PRODUCERS = {
     "vivid": "v4l2src device={device} num-buffers={n} io-mode=dmabuf",
 }
 PRODUCER = "counter"
+# What the receiver does with each frame. fakesink leaves the frame unread: the transport alone.
+# A consumer that reads the pixels is what every real receiver is, and what it pays to reach
+# them differs by transport: an fd that arrives as a new GstFdMemory every frame (unixfdsrc) is
+# mapped and its pages faulted in again on every frame, memories a receiver keeps mapped across
+# frames (tensoripcsrc's cache, shmsrc's one area) are not. videoconvertscale is the stock
+# consumer an NPU input is made with; tensorimport ! tensorconvert reads fds through its
+# import cache (as test_unixfd.cpp does).
+CONSUMERS = {
+    "fakesink": "fakesink sync=false",
+    "videoconvertscale": ("videoconvertscale ! video/x-raw,format=RGB,width=640,height=640 ! "
+                          "fakesink sync=false"),
+    "tensorconvert": ("tensorimport ! tensorconvert width=640 height=640 ! "
+                      "video/x-raw,format=RGB ! fakesink sync=false"),
+}
+CONSUMER = "fakesink"
 DEVICE = ""  # vivid's capture node, found at start (find_vivid)
 RATES = {}  # size -> the frame rate the caps ask of the producer, "N/D" (vivid: what it offers)
 
@@ -231,7 +250,7 @@ def throughput(method, size, frames, tmp, env, show):
     few = max(frames // 5, 1)
     if method == "producer":
         def once(count):
-            cmd = launch(producer(size, count, 30, False) + " ! fakesink sync=false")
+            cmd = launch(producer(size, count, 30, False) + " ! " + CONSUMERS[CONSUMER])
             if show:
                 print("#   " + shlex.join(cmd), flush=True)
             t0 = time.monotonic()
@@ -262,7 +281,7 @@ def pair(method, size, frames, tmp, env, show):
         os.unlink(sock)
     # The sender makes more frames than the receiver takes, so it never ends first.
     tx_cmd = launch(producer(size, frames * 3, 30, False) + " ! " + sink_of(method, sock, size))
-    rx_cmd = launch(src_of(method, sock, size, 30, frames) + " ! fakesink sync=false")
+    rx_cmd = launch(src_of(method, sock, size, 30, frames) + " ! " + CONSUMERS[CONSUMER])
     if show:
         print("#   " + shlex.join(tx_cmd) + "\n#   " + shlex.join(rx_cmd), flush=True)
     tx = subprocess.Popen(tx_cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -430,7 +449,7 @@ def attempt(run, method, *rest):
 
 
 def main():
-    global PRODUCER, DEVICE
+    global PRODUCER, DEVICE, CONSUMER
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--rounds", type=int, default=3, help="A/B rounds (default 3)")
@@ -444,6 +463,11 @@ def main():
                     help="what draws the frames (default counter: tensortestsrc "
                     "pattern=frame-counter; vivid: the vivid camera's capture node, DMA-BUFs, "
                     "at 30 fps or the highest rate below that it offers at the size)")
+    ap.add_argument("--consumer", default=CONSUMER, choices=list(CONSUMERS),
+                    help="what the receiver (and the producer row) does with each frame "
+                    "(default fakesink: nothing, the transport alone; videoconvertscale or "
+                    "tensorconvert: a 640x640 RGB input made of it, the pixels read); "
+                    "throughput only")
     ap.add_argument("--quick", action="store_true", help="few frames: a smoke run")
     ap.add_argument("--frames", type=int, default=0,
                     help="frames a throughput run takes (default 1500 at 1080p, 500 at 4K, "
@@ -463,6 +487,10 @@ def main():
         return probe_rates(args)
 
     PRODUCER = args.producer
+    CONSUMER = args.consumer
+    if CONSUMER != "fakesink" and "live" in args.kinds.split(","):
+        # The live receiver reads its stamp at a fakesink: pass --kinds throughput.
+        ap.error(f"--consumer {CONSUMER} measures throughput only (--kinds throughput)")
     env = dict(os.environ)
     plugins = os.path.join(os.path.abspath(args.build_dir), "gst")
     env["GST_PLUGIN_PATH"] = plugins + os.pathsep + env.get("GST_PLUGIN_PATH", "")
@@ -502,7 +530,8 @@ def main():
     print("# " + shlex.join(["bench/ipc_ab.py"] + sys.argv[1:]))
     print(f"# {time.strftime('%Y-%m-%d', time.gmtime())} {os.uname().sysname} "
           f"{os.uname().release}, {os.cpu_count()} CPUs, {version}, load average "
-          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, producer {PRODUCER} {DEVICE}"
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, producer {PRODUCER} {DEVICE}, "
+          f"consumer {CONSUMER}"
           + (": " + "; ".join(notes) if notes else ""))
     results = {}
     with tempfile.TemporaryDirectory(prefix="et-ipc-ab-") as tmp:

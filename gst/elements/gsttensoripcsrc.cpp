@@ -143,6 +143,8 @@ struct State {
         gst_edge_tensor_import_cache_new(DEFAULT_CACHE_SIZE)};
     eg::GstObjectPtr<GstAllocator> dmabuf_alloc{gst_dmabuf_allocator_new()};
     eg::GstObjectPtr<GstAllocator> fd_alloc{gst_fd_allocator_new()};
+    // The sender's memfds, each mapped once (the streaming thread's; cleared at stop).
+    MappedFiles files;
     Observer observer;
     ipc::Receiver receiver;
     std::atomic<bool> dropped_metas_reported{false}; ///< since start()
@@ -256,7 +258,10 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     {
         std::lock_guard<std::mutex> lock(st.mu);
         Streaming& s = st.streaming;
-        s.caps_pushed = s.layout && s.layout->same_caps((*sender)->caps.get()) && s.caps_pushed;
+        const bool same = s.layout && s.layout->same_caps((*sender)->caps.get());
+        s.caps_pushed = same && s.caps_pushed;
+        if (!same)
+            st.files.clear(); // as the import cache does: new caps, maybe a new pool
         s.layout = std::move(*sender);
     }
     st.receiver.accept_caps(e.caps_seq);
@@ -284,7 +289,8 @@ GstFlowReturn handle_frame(GstTensorIpcSrc* self, ipc::Event& e, GstBuffer** out
 
     std::string why_not;
     eg::MiniObjectPtr<GstBuffer> buf =
-        assemble_buffer(f, *layout, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), &why_not);
+        assemble_buffer(f, *layout, e.release, st.dmabuf_alloc.get(), st.fd_alloc.get(), st.files,
+                        gst_edge_tensor_import_cache_get_max_entries(st.cache.get()), &why_not);
     if (!buf)
         return reject(self, why_not);
     std::string lacking;
@@ -469,6 +475,7 @@ gboolean stop_impl(GstTensorIpcSrc* self)
     // Closes the socket; frames still downstream keep the Connection object, not the socket.
     st.receiver.stop();
     gst_edge_tensor_import_cache_clear(st.cache.get(), "stop");
+    st.files.clear();
     if (GstStructure* s = make_stats(self)) {
         eg::GCharPtr str(gst_structure_to_string(s));
         GST_INFO_OBJECT(self, "%s", str.get());

@@ -8,6 +8,11 @@
 
 #include <gst/allocators/allocators.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+
 namespace edgetensor::gst::tensoripcsrc
 {
 
@@ -100,25 +105,84 @@ std::string check_layout(const StreamLayout& s, const ipc::Frame& f)
     return {};
 }
 
+GstMemory* MappedFiles::share(GstAllocator* fd_alloc, UniqueFd fd, gsize maxsize, gsize offset,
+                              gsize size, guint bound, std::string* why)
+{
+    struct stat sb {
+    };
+    if (fstat(fd.get(), &sb) != 0) {
+        *why = std::string("fstat of its fd failed: ") + g_strerror(errno);
+        return nullptr;
+    }
+    MiniObjectPtr<GstMemory> parent;
+    std::list<Entry> dropped; // freed after the lock: a memory's free munmaps and closes
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) {
+            return e.dev == guint64(sb.st_dev) && e.ino == guint64(sb.st_ino);
+        });
+        // A file that grew since it was kept (a sender may resize a memfd it reuses) is
+        // mapped again at its new size.
+        if (it != lru_.end() && it->mem->maxsize >= maxsize) {
+            lru_.splice(lru_.begin(), lru_, it);
+        } else {
+            if (it != lru_.end())
+                dropped.splice(dropped.end(), lru_, it);
+            GstMemory* m =
+                gst_fd_allocator_alloc(fd_alloc, fd.get(), maxsize, GST_FD_MEMORY_FLAG_KEEP_MAPPED);
+            if (!m) {
+                *why = "gst_fd_allocator_alloc failed";
+                return nullptr;
+            }
+            (void)fd.release(); // the memory owns it now
+            lru_.push_front(
+                Entry{guint64(sb.st_dev), guint64(sb.st_ino), MiniObjectPtr<GstMemory>(m)});
+            while (lru_.size() > std::max<guint>(bound, 1))
+                dropped.splice(dropped.end(), lru_, std::prev(lru_.end()));
+        }
+        parent.reset(gst_memory_ref(lru_.front().mem.get()));
+    }
+    // Read-only, like every share: the pages are the sender's, and a consumer that writes
+    // gets a copy from GStreamer instead of writing into the sender's pool.
+    GstMemory* mem = gst_memory_share(parent.get(), gssize(offset), gssize(size));
+    if (!mem)
+        *why = "the memory cannot be shared";
+    return mem;
+}
+
+void MappedFiles::clear()
+{
+    std::list<Entry> dropped;
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(lru_);
+}
+
 MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const StreamLayout& stream,
                                          const std::shared_ptr<ipc::FrameRelease>& release,
                                          GstAllocator* dmabuf_alloc, GstAllocator* fd_alloc,
-                                         std::string* why)
+                                         MappedFiles& files, guint bound, std::string* why)
 {
     MiniObjectPtr<GstBuffer> buf(gst_buffer_new());
     for (guint32 i = 0; i < f.head.n_memories; ++i) {
         const ipc::MemoryRecord& r = f.memories[i];
         const bool dma = r.desc.kind == EDGETENSOR_KIND_DMABUF;
-        GstMemory* mem = dma ? gst_dmabuf_allocator_alloc(dmabuf_alloc, f.fds[i].get(), r.maxsize)
-                             : gst_fd_allocator_alloc(fd_alloc, f.fds[i].get(), r.maxsize,
-                                                      GST_FD_MEMORY_FLAG_NONE);
+        GstMemory* mem = nullptr;
+        std::string because;
+        if (!dma) {
+            mem = files.share(fd_alloc, std::move(f.fds[i]), r.maxsize, r.offset, r.size, bound,
+                              &because);
+        } else {
+            mem = gst_dmabuf_allocator_alloc(dmabuf_alloc, f.fds[i].get(), r.maxsize);
+            if (mem) {
+                (void)f.fds[i].release(); // the memory owns it now
+                gst_memory_resize(mem, gssize(r.offset), gsize(r.size));
+            }
+        }
         if (!mem) {
             *why = "cannot wrap memory " + std::to_string(i) + " of FRAME " +
-                   std::to_string(f.head.seq);
+                   std::to_string(f.head.seq) + (because.empty() ? "" : ": " + because);
             return {};
         }
-        f.fds[i].release(); // the memory owns it now
-        gst_memory_resize(mem, gssize(r.offset), gsize(r.size));
         hold_release(mem, release);
         gst_buffer_append_memory(buf.get(), mem);
     }

@@ -572,6 +572,63 @@ TEST_F(GstIpc, ASlowReceiverDropsFramesAndALeavingOneFreesWhatItHeld)
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// The receiver's memfd memories are read-only shares of one kept mapping per sender buffer: a
+// consumer that writes into a frame it holds alone (an in-place element; here a probe where the
+// buffer is writable) gets GStreamer's copy, and the sender's pages, which its next frames
+// reuse, are never written from here.
+struct WriteProbe {
+    int frames = 0;
+    int writable = 0;
+    int reached = 0; // frames whose write showed through a mapping of the sender's file
+};
+
+GstPadProbeReturn write_in_place(GstPad*, GstPadProbeInfo* info, gpointer data)
+{
+    constexpr size_t kProbe = 64;
+    auto* p = static_cast<WriteProbe*>(data);
+    GstBuffer* b = GST_PAD_PROBE_INFO_BUFFER(info);
+    ++p->frames;
+    GstMemory* mem = gst_buffer_peek_memory(b, 0);
+    if (!gst_buffer_is_writable(b) || !gst_is_fd_memory(mem))
+        return GST_PAD_PROBE_OK;
+    ++p->writable;
+    const gsize at = mem->offset;
+    auto* theirs = static_cast<uint8_t*>(
+        mmap(nullptr, at + kProbe, PROT_READ, MAP_SHARED, gst_fd_memory_get_fd(mem), 0));
+    if (theirs == MAP_FAILED)
+        return GST_PAD_PROBE_OK;
+    GstMapInfo w;
+    if (gst_buffer_map(b, &w, GST_MAP_WRITE)) {
+        std::memset(w.data, 0xAB, w.size); // frame-counter bytes stay below 120
+        gst_buffer_unmap(b, &w);
+    }
+    size_t written = 0;
+    for (size_t i = 0; i < kProbe; ++i)
+        written += theirs[at + i] == 0xAB;
+    munmap(theirs, at + kProbe);
+    p->reached += written > 0;
+    return GST_PAD_PROBE_OK;
+}
+
+TEST_F(GstIpc, AConsumerThatWritesGetsACopyNotTheSendersPages)
+{
+    SocketDir dir;
+    Pipeline tx(sender(dir.path()));
+    Pipeline rx("tensoripcsrc socket-path=" + dir.path() + " ! fakesink name=out sync=false");
+    ASSERT_TRUE(tx && rx);
+    WriteProbe probe;
+    GstObjectPtr<GstPad> pad(gst_element_get_static_pad(rx.by_name("out"), "sink"));
+    gst_pad_add_probe(pad.get(), GST_PAD_PROBE_TYPE_BUFFER, write_in_place, &probe, nullptr);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    auto eos = rx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR), 10s);
+    ASSERT_TRUE(eos);
+    EXPECT_EQ(GST_MESSAGE_TYPE(eos.get()), GST_MESSAGE_EOS) << message_text(eos.get());
+    EXPECT_EQ(probe.frames, 120);
+    EXPECT_EQ(probe.writable, 120) << "each frame reached the probe as its only holder";
+    EXPECT_EQ(probe.reached, 0) << "frames whose write reached the sender's pages";
+}
+
 TEST_F(GstIpc, TwoReceiversGetEveryFrame)
 {
     SocketDir dir;

@@ -10,11 +10,16 @@
 // needs GstVideoMeta to describe the DMA-BUF pool's aligned stride, fakesink cannot read it,
 // and tensorconvert rightly falls back to shared memory.
 //
+// Across processes the same holds for a receiver whose consumer maps every frame (a stock
+// converter, an app): tensoripcsrc maps each of the sender's memfds once, where a fresh fd
+// memory per frame would be mapped and unmapped on every frame.
+//
 // mmap/munmap are counted by interposing them in this executable (it comes first in symbol
 // lookup, so every library's calls land here); not built under sanitizers, which interpose
 // them too.
 
 #include "gst_test_util.hpp"
+#include "ipc_test_util.hpp"
 
 #include <gst/allocators/allocators.h>
 
@@ -200,3 +205,63 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 } // namespace
+
+namespace
+{
+
+// Maps the frame for reading and reads a byte of every page, as any consumer that reads the
+// pixels does, then counts it.
+GstPadProbeReturn read_frame(GstPad* pad, GstPadProbeInfo* info, gpointer data)
+{
+    GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
+    GstMapInfo map;
+    if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
+        volatile unsigned sum = 0;
+        for (gsize i = 0; i < map.size; i += 4096)
+            sum = sum + map.data[i];
+        gst_buffer_unmap(buf, &map);
+    }
+    return count_frame(pad, info, data);
+}
+
+} // namespace
+
+TEST(MapCostIpc, AReceiverThatReadsEveryFrameMapsEachSenderBufferOnce)
+{
+    edgetensor::test::load_system_plugins();
+    edgetensor::test::SocketDir dir;
+    const std::string n = std::to_string(kWarmup + kSteady);
+    edgetensor::test::Pipeline tx(
+        "tensortestsrc num-buffers=" + n +
+        " pattern=frame-counter ! video/x-raw,format=NV12,width=320,height=240,framerate=30/1 ! "
+        "tensoripcsink socket-path=" +
+        dir.path() + " wait-for-connection=true block=true sync=false");
+    edgetensor::test::Pipeline rx("tensoripcsrc socket-path=" + dir.path() + " num-buffers=" + n +
+                                  " ! fakesink name=sink sync=false");
+    ASSERT_TRUE(tx && rx);
+    Probe probe;
+    GstPad* pad = gst_element_get_static_pad(rx.by_name("sink"), "sink");
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, read_frame, &probe, nullptr);
+    gst_object_unref(pad);
+    ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+    ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+    auto msg =
+        rx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR), std::chrono::seconds(300));
+    ASSERT_TRUE(msg) << "the receiver did not finish within 300 s";
+    ASSERT_EQ(GST_MESSAGE_TYPE(msg.get()), GST_MESSAGE_EOS)
+        << edgetensor::test::message_text(msg.get());
+    ASSERT_EQ(probe.frames, kWarmup + kSteady);
+    if (probe.dmabuf)
+        GTEST_SKIP() << "the sender's pool is DMA-BUF: the receiver keeps a memory per frame, "
+                        "whose maps bracket CPU access with DMA_BUF_IOCTL_SYNC";
+    const uint64_t mmaps = probe.end.mmaps - probe.start.mmaps;
+    const uint64_t munmaps = probe.end.munmaps - probe.start.munmaps;
+    const double faults = double(probe.end.minflt - probe.start.minflt) / kSteady;
+    // Per frame a remapping receiver makes one mmap and one munmap and faults in the frame's
+    // 28 pages again (both pipelines are in this process: the sender's pool adds none).
+    EXPECT_EQ(mmaps, 0u) << "mmap calls in " << kSteady << " steady-state frames";
+    EXPECT_EQ(munmaps, 0u) << "munmap calls in " << kSteady << " steady-state frames";
+    EXPECT_LT(faults, 1.0) << "minor page faults per frame (a frame is 28 pages)";
+    std::printf("[ ipc-receiver ] %llu mmap, %llu munmap, %.3f minor faults/frame over %d frames\n",
+                (unsigned long long)mmaps, (unsigned long long)munmaps, faults, kSteady);
+}
