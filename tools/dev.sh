@@ -24,8 +24,10 @@
 # benchmark and dlpack, and dlpack's fallback ships in subprojects/.
 #
 # Environment: BUILD_DIR (the verb's build directory instead of its default; give each verb its
-# own), SKIP_DEPS=1 (do not touch apt), MESON_ARGS (extra setup arguments). Every test verb ends
-# with one line "N passed, N failed, N skipped".
+# own), SKIP_DEPS=1 (do not touch apt), MESON_ARGS (extra setup arguments),
+# EDGETENSOR_BUILD_ONLY=1 (asan, tsan, fuzz, compat: configure and build what the lane runs, run
+# nothing; CI builds the later lanes so while the main lane's tests leave a core idle). Every
+# test verb ends with one line "N passed, N failed, N skipped".
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -159,6 +161,13 @@ print(f"{passed} passed, {failed} failed, {skipped} skipped")
 EOF
 }
 
+# built_only NAME: with EDGETENSOR_BUILD_ONLY=1, end the verb here, its build done.
+built_only() {
+    [ "${EDGETENSOR_BUILD_ONLY:-0}" = 1 ] || return 0
+    log "$1: built, not run (EDGETENSOR_BUILD_ONLY=1)"
+    exit 0
+}
+
 # run_tests DIR [meson test args...]
 run_tests() {
     local dir=$1
@@ -235,6 +244,7 @@ main() {
         # No introspection: the scanner's dumper and python cannot load an instrumented library.
         setup "$dir" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
             -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
+        built_only asan
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             run_tests "$dir" --no-suite vm --no-suite bench --no-suite install --no-suite build \
             --timeout-multiplier 4
@@ -246,6 +256,7 @@ main() {
         meson_setup_only "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
             -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
         build_suites "$dir" tsan
+        built_only tsan
         TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --no-rebuild --suite tsan \
             --timeout-multiplier 4
         ;;
@@ -261,6 +272,7 @@ main() {
         meson compile -C "$dir" fuzz_from_desc_libfuzzer fuzz_ipc_message_libfuzzer \
             fuzz_tensor_meta_libfuzzer test_fuzz_from_desc test_fuzz_ipc_message \
             test_fuzz_tensor_meta
+        built_only fuzz
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             run_tests "$dir" --no-rebuild --suite fuzz --timeout-multiplier 4
         ;;
@@ -308,6 +320,15 @@ main() {
         setup "$dir" -Dbuildtype=debugoptimized -Dwerror=true -Db_sanitize=none -Dtests=auto \
             -Dbenchmarks=auto -Dvm_lane=$vm_lane "${runtime_opts[@]}"
         log "compat $version: configured and built in $((SECONDS - t0)) s (CPU $(($(cpu_seconds) - c0)) s)"
+        if [ "${EDGETENSOR_BUILD_ONLY:-0}" = 1 ]; then
+            # The trees suite build's tests make, made once here so that their compiles are in
+            # this release's ccache when the tests make them again (a cache, not a result: the
+            # tests compile, or replay, every file themselves).
+            sh tests/subproject/check-release-warnings.sh "$here" "$(basename "$dir")-release" ||
+                true
+            sh tests/subproject/check-consumer.sh "$here" tests/subproject/consumer || true
+        fi
+        built_only "compat $version"
         t0=$SECONDS c0=$(cpu_seconds)
         rc=0
         run_tests "$dir" --no-suite vm || rc=$?
