@@ -105,7 +105,7 @@ std::string check_layout(const StreamLayout& s, const ipc::Frame& f)
     return {};
 }
 
-GstMemory* MappedFiles::share(GstAllocator* fd_alloc, UniqueFd fd, gsize maxsize, gsize offset,
+GstMemory* MappedFiles::share(GstAllocator* alloc, UniqueFd fd, gsize maxsize, gsize offset,
                               gsize size, guint bound, std::string* why)
 {
     struct stat sb {
@@ -118,8 +118,11 @@ GstMemory* MappedFiles::share(GstAllocator* fd_alloc, UniqueFd fd, gsize maxsize
     std::list<Entry> dropped; // freed after the lock: a memory's free munmaps and closes
     {
         std::lock_guard<std::mutex> lock(mu_);
+        // The allocator is part of the key: a file the sender once described as a memfd and
+        // now as a DMA-BUF (a confused or hostile sender) gets the memory its record says.
         auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) {
-            return e.dev == guint64(sb.st_dev) && e.ino == guint64(sb.st_ino);
+            return e.dev == guint64(sb.st_dev) && e.ino == guint64(sb.st_ino) &&
+                   e.mem->allocator == alloc;
         });
         // A file that grew since it was kept (a sender may resize a memfd it reuses) is
         // mapped again at its new size.
@@ -128,8 +131,10 @@ GstMemory* MappedFiles::share(GstAllocator* fd_alloc, UniqueFd fd, gsize maxsize
         } else {
             if (it != lru_.end())
                 dropped.splice(dropped.end(), lru_, it);
+            // A dmabuf allocator is an fd allocator: its memories (and their shares) map
+            // through the fd allocator and add DMA_BUF_IOCTL_SYNC around every map.
             GstMemory* m =
-                gst_fd_allocator_alloc(fd_alloc, fd.get(), maxsize, GST_FD_MEMORY_FLAG_KEEP_MAPPED);
+                gst_fd_allocator_alloc(alloc, fd.get(), maxsize, GST_FD_MEMORY_FLAG_KEEP_MAPPED);
             if (!m) {
                 *why = "gst_fd_allocator_alloc failed";
                 return nullptr;
@@ -166,18 +171,9 @@ MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const StreamLayout& stre
     for (guint32 i = 0; i < f.head.n_memories; ++i) {
         const ipc::MemoryRecord& r = f.memories[i];
         const bool dma = r.desc.kind == EDGETENSOR_KIND_DMABUF;
-        GstMemory* mem = nullptr;
         std::string because;
-        if (!dma) {
-            mem = files.share(fd_alloc, std::move(f.fds[i]), r.maxsize, r.offset, r.size, bound,
-                              &because);
-        } else {
-            mem = gst_dmabuf_allocator_alloc(dmabuf_alloc, f.fds[i].get(), r.maxsize);
-            if (mem) {
-                (void)f.fds[i].release(); // the memory owns it now
-                gst_memory_resize(mem, gssize(r.offset), gsize(r.size));
-            }
-        }
+        GstMemory* mem = files.share(dma ? dmabuf_alloc : fd_alloc, std::move(f.fds[i]), r.maxsize,
+                                     r.offset, r.size, bound, &because);
         if (!mem) {
             *why = "cannot wrap memory " + std::to_string(i) + " of FRAME " +
                    std::to_string(f.head.seq) + (because.empty() ? "" : ": " + because);

@@ -38,19 +38,23 @@ std::string check_layout(const StreamLayout& stream, const ipc::Frame& f);
 /// memory holding it is gone.
 void hold_release(GstMemory* mem, const std::shared_ptr<ipc::FrameRelease>& release);
 
-/// The sender's memfds as the receiver maps them: one fd memory per file (st_dev, st_ino),
-/// mapped once and kept mapped, each frame's memory a read-only share of it. A fresh fd memory
-/// per frame (what unixfdsrc hands out) is mmapped and munmapped by every consumer that reads
-/// it, and its pages faulted in again: about 1 ms a 1080p frame on the project's host, five
-/// times what the transport costs. The files are the ones the import cache holds, under the
-/// same bound (`cache-size`), least recently used dropped first; buffers in flight keep theirs.
+/// The sender's memfds and DMA-BUFs as the receiver maps them: one fd (or dmabuf) memory per
+/// file (st_dev, st_ino), mapped once and kept mapped, each frame's memory a read-only share of
+/// it. A fresh fd memory per frame (what unixfdsrc hands out) is mmapped and munmapped by every
+/// consumer that reads it, and its pages faulted in again: about 1 ms a 1080p frame on the
+/// project's host, five times what the transport costs. A DMA-BUF share is still dmabuf memory
+/// (its fd, its offset), and GStreamer's dmabuf allocator brackets every map of it with
+/// DMA_BUF_IOCTL_SYNC, kept mapping or not. The files are the ones the import cache holds,
+/// under the same bound (`cache-size`), least recently used dropped first; buffers in flight
+/// keep theirs.
 class MappedFiles
 {
 public:
-    /// A memory for [offset, offset + size) of `fd` (a memfd of `maxsize` bytes), holding
-    /// nothing of the frame yet; `fd` is adopted: kept as the file's memory the first time,
-    /// closed when the file already has one. Null, with `why`, when `fd` cannot be examined.
-    GstMemory* share(GstAllocator* fd_alloc, UniqueFd fd, gsize maxsize, gsize offset, gsize size,
+    /// A memory of `alloc` (the fd or the dmabuf allocator) for [offset, offset + size) of
+    /// `fd` (a file of `maxsize` bytes), holding nothing of the frame yet; `fd` is adopted:
+    /// kept as the file's memory the first time, closed when the file already has one. Null,
+    /// with `why`, when `fd` cannot be examined.
+    GstMemory* share(GstAllocator* alloc, UniqueFd fd, gsize maxsize, gsize offset, gsize size,
                      guint bound, std::string* why);
     /// Drops every file's memory (the sender's caps changed, the element stopped).
     void clear();
@@ -67,10 +71,9 @@ private:
 
 /// A buffer of one memory per fd (DMA-BUF or fd memory, as each record's kind says, with its
 /// window on the fd), each holding `release`; a GstVideoMeta from the plane layout; the
-/// sender's timestamps and carried flags. The fds wrapped are adopted; memfds are read through
-/// `files` (DMA-BUFs keep a memory per frame: their maps bracket CPU access with
-/// DMA_BUF_IOCTL_SYNC). Empty, with `why`, when a memory cannot be made (the fds not yet
-/// wrapped stay in `f`).
+/// sender's timestamps and carried flags. The fds wrapped are adopted, each frame's memories
+/// shares of `files`' kept ones. Empty, with `why`, when a memory cannot be made (the fds not
+/// yet wrapped stay in `f`).
 MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const StreamLayout& stream,
                                          const std::shared_ptr<ipc::FrameRelease>& release,
                                          GstAllocator* dmabuf_alloc, GstAllocator* fd_alloc,
