@@ -7,6 +7,12 @@
 # subprojects/edgetensor, as a project vendoring it would have it.
 #   check-consumer.sh SOURCE_ROOT CONSUMER_DIR
 set -eu
+# A debug build: ccache would hash the working directory into every entry (it is in the debug
+# info), and this tree is a new temporary directory each run, so nothing would ever be reused.
+# The compile commands themselves use paths relative to the tree, the same every run; with the
+# directory left out of the hash, a run after the first (CI makes the tree once beforehand, in
+# idle time: .ci/prebuild) replays its compiles. Only the debug info's directory is then stale.
+export CCACHE_NOHASHDIR=true
 src=$(cd "$1" && pwd)
 consumer=$2
 tmp=$(mktemp -d)
