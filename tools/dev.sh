@@ -35,11 +35,8 @@ cd "$here"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# CPU seconds (user + system) of this shell's finished children so far: with the wall time it
-# says how much of a phase was waiting (network, disk, other load) rather than computing.
-cpu_seconds() {
-    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d", ($14 + $15) / hz }' /proc/$$/stat
-}
+# shellcheck source=tools/cpu-seconds.sh
+. "$here/tools/cpu-seconds.sh"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
@@ -161,9 +158,12 @@ print(f"{passed} passed, {failed} failed, {skipped} skipped")
 EOF
 }
 
+# build_only: whether EDGETENSOR_BUILD_ONLY=1 (build what the lane runs, run nothing).
+build_only() { [ "${EDGETENSOR_BUILD_ONLY:-0}" = 1 ]; }
+
 # built_only NAME: with EDGETENSOR_BUILD_ONLY=1, end the verb here, its build done.
 built_only() {
-    [ "${EDGETENSOR_BUILD_ONLY:-0}" = 1 ] || return 0
+    build_only || return 0
     log "$1: built, not run (EDGETENSOR_BUILD_ONLY=1)"
     exit 0
 }
@@ -320,12 +320,11 @@ main() {
         setup "$dir" -Dbuildtype=debugoptimized -Dwerror=true -Db_sanitize=none -Dtests=auto \
             -Dbenchmarks=auto -Dvm_lane=$vm_lane "${runtime_opts[@]}"
         log "compat $version: configured and built in $((SECONDS - t0)) s (CPU $(($(cpu_seconds) - c0)) s)"
-        if [ "${EDGETENSOR_BUILD_ONLY:-0}" = 1 ]; then
+        if build_only; then
             # The trees suite build's tests make, made once here so that their compiles are in
             # this release's ccache when the tests make them again (a cache, not a result: the
             # tests compile, or replay, every file themselves).
-            sh tests/subproject/check-release-warnings.sh "$here" "$(basename "$dir")-release" ||
-                true
+            sh tests/subproject/check-release-warnings.sh "$here" "$dir" || true
             sh tests/subproject/check-consumer.sh "$here" tests/subproject/consumer || true
         fi
         built_only "compat $version"

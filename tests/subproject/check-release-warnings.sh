@@ -5,23 +5,20 @@
 # not errors) that no test lane compiles: GCC's -O3 false positives (-Wrestrict in inlined
 # std::string operator+, GCC bug 105329) reached new users there unseen. The same configuration,
 # with this machine's compiler, in a tree of its own; any compiler or linker warning fails.
-#   check-release-warnings.sh SOURCE_ROOT [NAME]
+#   check-release-warnings.sh SOURCE_ROOT [BUILD_DIR]
 #
-# The tree is SOURCE_ROOT/NAME (default build-release-check), made afresh each run, and its
-# options are exactly the demo's, -Dwerror=false included: the compile commands are then the
-# demo's build/ ones, byte for byte (same depth below the source, so the same relative paths),
-# and where ccache is installed (meson uses it when it finds it) a tree the demo built is
-# replayed from the cache, its warnings with it, instead of compiled a second time. -Werror
-# would change every command and so miss the cache; the warnings are read from the log instead.
+# The tree is SOURCE_ROOT/<BUILD_DIR's name>-release (build-release-check without BUILD_DIR),
+# made afresh each run: one per lane, and at the depth of the demo's build/. Its options are
+# exactly the demo's, -Dwerror=false included: the compile commands are then the demo's build/
+# ones, byte for byte (same depth below the source, so the same relative paths), and where
+# ccache is installed (meson uses it when it finds it) a tree the demo built is replayed from the
+# cache, its warnings with it, instead of compiled a second time. -Werror would change every
+# command and so miss the cache; the warnings are read from the log instead. CI's prebuild of a
+# compat lane (tools/dev.sh) runs this script with the lane's BUILD_DIR to fill that cache.
 set -eu
 src=$(cd "$1" && pwd)
-name=${2:-build-release-check}
-case "$name" in
-*/* | '' | . | ..)
-    echo "FAIL: NAME must be one directory name below the source root (got '$name')"
-    exit 2
-    ;;
-esac
+name=build-release-check
+[ $# -lt 2 ] || name="$(basename "$2")-release"
 dir="$src/$name"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT INT TERM
