@@ -67,6 +67,19 @@ struct PoolPrivate {
     std::condition_variable wait_cv;
     std::atomic<uint64_t> released{0};
     std::atomic<uint32_t> waiters{0};
+
+    // Free buffers, most recently released last: acquire takes the newest. GstBufferPool's own
+    // queue is FIFO, which cycles every buffer the pool ever grew to even when the consumer
+    // returns each one at once; the newest is the one whose lines the caches most likely still
+    // hold, so the next frame's writes hit them rather than fetch and write back lines of DRAM
+    // (docs/gstreamer.md, "Newest first"). Buffers GstBufferPool would discard never come here.
+    // Emptied into GstBufferPool's queue at stop, which frees them.
+    std::mutex free_mu;
+    std::vector<GstBuffer*> free;
+    std::atomic<guint> buffer_size{0}; ///< GstBufferPool's configured size
+    /// EDGETENSOR_POOL_ORDER=fifo at set_config: GstBufferPool's own order, for A/B runs and
+    /// for a consumer that keeps reading a buffer after it let go of it.
+    std::atomic<bool> fifo{false};
 };
 
 // Why the last allocation failed, kept on the pool for the element that acquired
@@ -158,6 +171,18 @@ static const gchar** gst_edge_tensor_buffer_pool_get_options(GstBufferPool*)
 
 // The config read (pool_config.cpp), then installed: new buffers follow it, and spares of the
 // previous one are not reused.
+static bool fifo_order_asked(GstBufferPool* pool)
+{
+    const char* order = g_getenv("EDGETENSOR_POOL_ORDER");
+    if (!order || !*order || g_str_equal(order, "newest"))
+        return false;
+    if (g_str_equal(order, "fifo"))
+        return true;
+    g_warning("EDGETENSOR_POOL_ORDER=%s is not an order (newest, fifo): newest first", order);
+    GST_WARNING_OBJECT(pool, "EDGETENSOR_POOL_ORDER=%s ignored", order);
+    return false;
+}
+
 static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
 {
     PoolPrivate* p = priv_of(pool);
@@ -183,6 +208,10 @@ static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
     // way and, once configured, treats re-setting an equal config as a no-op that never reaches
     // this function, so the pool's state must already match the corrected config.
     const gboolean ok = parent_pool_class()->set_config(pool, config);
+    guint size = 0;
+    if (gst_buffer_pool_config_get_params(config, nullptr, &size, nullptr, nullptr))
+        p->buffer_size.store(size);
+    p->fifo.store(fifo_order_asked(pool));
     return read.corrected ? FALSE : ok;
 }
 
@@ -290,6 +319,16 @@ static GstFlowReturn gst_edge_tensor_buffer_pool_alloc_buffer(GstBufferPool* poo
                        [&] { return alloc_buffer_impl(pool, buffer); });
 }
 
+static GstBuffer* take_newest(PoolPrivate* p)
+{
+    std::lock_guard<std::mutex> lock(p->free_mu);
+    if (p->free.empty())
+        return nullptr;
+    GstBuffer* b = p->free.back();
+    p->free.pop_back();
+    return b;
+}
+
 static GstFlowReturn gst_edge_tensor_buffer_pool_acquire_buffer(GstBufferPool* pool,
                                                                 GstBuffer** buffer,
                                                                 GstBufferPoolAcquireParams* params)
@@ -306,6 +345,10 @@ static GstFlowReturn gst_edge_tensor_buffer_pool_acquire_buffer(GstBufferPool* p
         const uint64_t seen = p->released.load();
         if (GST_BUFFER_POOL_IS_FLUSHING(pool))
             return GST_FLOW_FLUSHING;
+        if (GstBuffer* newest = take_newest(p)) {
+            *buffer = newest;
+            return GST_FLOW_OK;
+        }
         // The queue, or a new buffer while below max-buffers; EOS means "all are out".
         const GstFlowReturn r = parent->acquire_buffer(pool, buffer, &dontwait);
         if (r != GST_FLOW_EOS || !may_wait)
@@ -333,10 +376,38 @@ static void wake_waiters(GstBufferPool* pool)
     p->wait_cv.notify_all();
 }
 
+// What GstBufferPool's release keeps rather than discards: memory untouched, the configured
+// size, every memory exclusive to the buffer.
+static bool reusable(PoolPrivate* p, GstBuffer* buffer)
+{
+    return !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_TAG_MEMORY) &&
+           gst_buffer_get_size(buffer) == p->buffer_size.load() &&
+           gst_buffer_is_all_memory_writable(buffer);
+}
+
 static void gst_edge_tensor_buffer_pool_release_buffer(GstBufferPool* pool, GstBuffer* buffer)
 {
-    parent_pool_class()->release_buffer(pool, buffer);
+    PoolPrivate* p = priv_of(pool);
+    if (!p->fifo.load(std::memory_order_relaxed) && reusable(p, buffer)) {
+        std::lock_guard<std::mutex> lock(p->free_mu);
+        p->free.push_back(buffer);
+    } else {
+        parent_pool_class()->release_buffer(pool, buffer); // discards it, and signals
+    }
     wake_waiters(pool);
+}
+
+// Hands the free buffers to GstBufferPool's queue, whose stop frees them.
+static void return_free_buffers(GstBufferPool* pool)
+{
+    PoolPrivate* p = priv_of(pool);
+    std::vector<GstBuffer*> buffers;
+    {
+        std::lock_guard<std::mutex> lock(p->free_mu);
+        buffers.swap(p->free);
+    }
+    for (GstBuffer* b : buffers)
+        parent_pool_class()->release_buffer(pool, b);
 }
 
 static void gst_edge_tensor_buffer_pool_flush_start(GstBufferPool* pool)
@@ -366,6 +437,7 @@ static gboolean gst_edge_tensor_buffer_pool_start(GstBufferPool* pool)
 static gboolean gst_edge_tensor_buffer_pool_stop(GstBufferPool* pool)
 {
     PoolPrivate* p = priv_of(pool);
+    return_free_buffers(pool);
     const gboolean ok = parent_pool_class()->stop(pool);
     std::vector<TensorDyn> dropped;
     {

@@ -23,7 +23,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -83,6 +85,54 @@ inline guint uint_property(GstElement* e, const char* name)
     g_object_get(e, name, &v, nullptr);
     return v;
 }
+
+/// Which identity each received frame's file (by inode) arrived as. The receiver names a
+/// sender buffer by one identity for as long as it streams; how many of the sender's pool
+/// buffers come round depends on what the receiver holds (pools hand out the newest free one).
+class SenderBuffers
+{
+public:
+    void note(GstBuffer* buf)
+    {
+        GstEdgeTensorMeta* m = gst_buffer_get_edge_tensor_meta(buf);
+        GstMemory* mem = gst_buffer_n_memory(buf) ? gst_buffer_peek_memory(buf, 0) : nullptr;
+        struct stat st {
+        };
+        if (!m || !mem || !gst_is_fd_memory(mem) || fstat(gst_fd_memory_get_fd(mem), &st) != 0) {
+            ++unnamed_;
+            return;
+        }
+        identities_of_[st.st_ino].insert(m->identity);
+        all_ids_.insert(m->identity);
+    }
+
+    /// One identity per inode, and no more files than the sender's pool has buffers.
+    ::testing::AssertionResult one_identity_each(size_t pool_buffers) const
+    {
+        if (unnamed_)
+            return ::testing::AssertionFailure()
+                   << unnamed_ << " frames without a GstEdgeTensorMeta on an fd memory";
+        if (identities_of_.empty())
+            return ::testing::AssertionFailure() << "no frame arrived";
+        for (const auto& [ino, ids] : identities_of_)
+            if (ids.size() != 1)
+                return ::testing::AssertionFailure()
+                       << "inode " << ino << " arrived as " << ids.size() << " identities";
+        if (all_ids_.size() != identities_of_.size())
+            return ::testing::AssertionFailure()
+                   << all_ids_.size() << " identities for " << identities_of_.size() << " inodes";
+        if (identities_of_.size() > pool_buffers)
+            return ::testing::AssertionFailure()
+                   << identities_of_.size() << " sender files, more than its pool's "
+                   << pool_buffers << " buffers";
+        return ::testing::AssertionSuccess();
+    }
+
+private:
+    std::map<ino_t, std::set<guint64>> identities_of_;
+    std::set<guint64> all_ids_;
+    int unnamed_ = 0;
+};
 
 /// Every byte of frame n holds n % 256 (tensortestsrc pattern=frame-counter).
 inline ::testing::AssertionResult frame_counter_content(GstBuffer* buf)

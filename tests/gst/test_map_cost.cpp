@@ -26,10 +26,13 @@
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <set>
 #include <string>
+#include <utility>
 
 namespace
 {
@@ -98,7 +101,27 @@ struct Probe {
     Sample end;
     bool dmabuf = false;
     bool ours = false;
+    // The files behind the frames (st_dev, st_ino): those seen in the warm-up, and those first
+    // seen in the steady state. Pools hand out the buffer freed last, so a buffer the sender
+    // only needs when the receiver holds more than before appears late, and is mapped then.
+    std::set<std::pair<dev_t, ino_t>> warm;
+    std::set<std::pair<dev_t, ino_t>> new_in_steady;
 };
+
+void note_file(Probe* p, GstBuffer* buf)
+{
+    if (gst_buffer_n_memory(buf) == 0 || !gst_is_fd_memory(gst_buffer_peek_memory(buf, 0)))
+        return;
+    struct stat st {
+    };
+    if (fstat(gst_fd_memory_get_fd(gst_buffer_peek_memory(buf, 0)), &st) != 0)
+        return;
+    const auto key = std::make_pair(st.st_dev, st.st_ino);
+    if (p->frames < kWarmup)
+        p->warm.insert(key);
+    else if (p->frames < kWarmup + kSteady && !p->warm.count(key))
+        p->new_in_steady.insert(key);
+}
 
 GstPadProbeReturn count_frame(GstPad*, GstPadProbeInfo* info, gpointer data)
 {
@@ -109,6 +132,7 @@ GstPadProbeReturn count_frame(GstPad*, GstPadProbeInfo* info, gpointer data)
         p->dmabuf = gst_is_dmabuf_memory(m);
         p->ours = gst_is_edge_tensor_memory(m) && gst_is_fd_memory(m);
     }
+    note_file(p, buf);
     ++p->frames;
     if (p->frames == kWarmup)
         p->start = sample_now();
@@ -261,12 +285,18 @@ TEST(MapCostIpc, AReceiverThatReadsEveryFrameMapsEachSenderBufferOnce)
     const uint64_t munmaps = probe.end.munmaps - probe.start.munmaps;
     const double faults = double(probe.end.minflt - probe.start.minflt) / kSteady;
     // Per frame a remapping receiver makes one mmap and one munmap and faults in the frame's
-    // 28 pages again (both pipelines are in this process: the sender's pool adds none).
-    EXPECT_EQ(mmaps, 0u) << "mmap calls in " << kSteady << " steady-state frames";
+    // 28 pages again. Both pipelines are in this process: a sender buffer first used in the
+    // steady state is one mmap where the sender's pool makes it and one where the receiver
+    // keeps it, and nothing else maps.
+    const uint64_t late = probe.new_in_steady.size();
+    EXPECT_LE(mmaps, 2 * late) << "mmap calls in " << kSteady << " steady-state frames, " << late
+                               << " sender buffers first seen in them";
+    EXPECT_LE(late, 2u) << "sender buffers first used after " << kWarmup << " frames";
     EXPECT_EQ(munmaps, 0u) << "munmap calls in " << kSteady << " steady-state frames";
     EXPECT_LT(faults, 1.0) << "minor page faults per frame (a frame is 28 pages)";
     std::printf("[ ipc-receiver ] %s: %llu mmap, %llu munmap, %.3f minor faults/frame over %d "
-                "frames\n",
+                "frames; %zu sender buffers, %llu first seen in those frames\n",
                 probe.dmabuf ? "DMA-BUF" : "memfd", (unsigned long long)mmaps,
-                (unsigned long long)munmaps, faults, kSteady);
+                (unsigned long long)munmaps, faults, kSteady,
+                probe.warm.size() + probe.new_in_steady.size(), (unsigned long long)late);
 }

@@ -10,6 +10,7 @@
 #include <gst/allocators/allocators.h>
 
 #include <chrono>
+#include <deque>
 #include <future>
 #include <set>
 #include <thread>
@@ -26,6 +27,25 @@ std::string video_caps(const char* format, int width, int height = 120)
 {
     return "video/x-raw,format=" + std::string(format) + ",width=" + std::to_string(width) +
            ",height=" + std::to_string(height) + ",framerate=30/1";
+}
+
+guint64 identity_of(GstBuffer* buf)
+{
+    return gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(buf, 0));
+}
+
+// Acquires n buffers, then releases them in the order acquired; returns their identities.
+std::vector<guint64> take_all_then_release_in_order(GstBufferPool* pool, size_t n)
+{
+    std::vector<BufferPtr> held(n);
+    std::vector<guint64> ids;
+    for (auto& b : held) {
+        b = acquire(pool);
+        ids.push_back(identity_of(b.get()));
+    }
+    for (auto& b : held)
+        b.reset();
+    return ids;
 }
 
 void expect_video_meta_matches(GstBuffer* buf, const char* what)
@@ -482,6 +502,8 @@ TEST(GstPool, TenThousandCyclesKeepTheIdentitySetEqualToThePoolSize)
     ASSERT_TRUE(pool);
     std::set<guint64> ids;
     std::set<guint64> inodes;
+    // Three frames in flight, as a camera keeps buffers queued: every acquire needs the fourth.
+    std::deque<BufferPtr> in_flight;
     for (int i = 0; i < 10000; ++i) {
         GstBuffer* b = nullptr;
         ASSERT_EQ(gst_buffer_pool_acquire_buffer(pool.get(), &b, nullptr), GST_FLOW_OK);
@@ -490,12 +512,43 @@ TEST(GstPool, TenThousandCyclesKeepTheIdentitySetEqualToThePoolSize)
         guint64 ino = 0;
         if (gst_edge_tensor_memory_get_inode(mem, nullptr, &ino))
             inodes.insert(ino);
-        gst_buffer_unref(b);
+        in_flight.emplace_back(b);
+        if (in_flight.size() > 3)
+            in_flight.pop_front();
     }
     EXPECT_EQ(ids.size(), 4u);
     if (!inodes.empty()) {
         EXPECT_EQ(inodes.size(), 4u);
     }
+}
+
+TEST(GstPool, TheBufferReleasedLastIsHandedOutFirst)
+{
+    // GstBufferPool's FIFO would cycle all four here; the newest is the one still in cache.
+    PoolOptions o;
+    o.min = o.max = 4;
+    PoolPtr pool = make_active_pool(video_caps("NV12", 320, 240), o);
+    ASSERT_TRUE(pool);
+    const std::vector<guint64> ids = take_all_then_release_in_order(pool.get(), 4);
+    for (int round = 0; round < 100; ++round)
+        EXPECT_EQ(identity_of(acquire(pool.get()).get()), ids[3]) << round;
+    // Holding that one, the next newest comes out.
+    BufferPtr newest = acquire(pool.get());
+    EXPECT_EQ(identity_of(acquire(pool.get()).get()), ids[2]);
+}
+
+TEST(GstPool, PoolOrderFifoRestoresGstBufferPoolsOrder)
+{
+    // EDGETENSOR_POOL_ORDER=fifo, read when the pool is configured: the oldest free comes first.
+    ::setenv("EDGETENSOR_POOL_ORDER", "fifo", 1);
+    PoolOptions o;
+    o.min = o.max = 3;
+    PoolPtr pool = make_active_pool(video_caps("NV12", 320, 240), o);
+    ::unsetenv("EDGETENSOR_POOL_ORDER");
+    ASSERT_TRUE(pool);
+    const std::vector<guint64> ids = take_all_then_release_in_order(pool.get(), 3);
+    for (int round = 0; round < 9; ++round)
+        EXPECT_EQ(identity_of(acquire(pool.get()).get()), ids[size_t(round) % 3]) << round;
 }
 
 TEST(GstPool, ADiscardedBufferStillRecyclesItsTensor)
