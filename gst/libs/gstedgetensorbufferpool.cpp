@@ -169,8 +169,6 @@ static const gchar** gst_edge_tensor_buffer_pool_get_options(GstBufferPool*)
     return options;
 }
 
-// The config read (pool_config.cpp), then installed: new buffers follow it, and spares of the
-// previous one are not reused.
 static bool fifo_order_asked(GstBufferPool* pool)
 {
     const char* order = g_getenv("EDGETENSOR_POOL_ORDER");
@@ -183,6 +181,8 @@ static bool fifo_order_asked(GstBufferPool* pool)
     return false;
 }
 
+// The config read (pool_config.cpp), then installed: new buffers follow it, and spares of the
+// previous one are not reused.
 static gboolean set_config_impl(GstBufferPool* pool, GstStructure* config)
 {
     PoolPrivate* p = priv_of(pool);
@@ -392,7 +392,8 @@ static void gst_edge_tensor_buffer_pool_release_buffer(GstBufferPool* pool, GstB
         std::lock_guard<std::mutex> lock(p->free_mu);
         p->free.push_back(buffer);
     } else {
-        parent_pool_class()->release_buffer(pool, buffer); // discards it, and signals
+        // GstBufferPool's queue (EDGETENSOR_POOL_ORDER=fifo), or discarded as it does.
+        parent_pool_class()->release_buffer(pool, buffer);
     }
     wake_waiters(pool);
 }
