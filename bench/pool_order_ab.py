@@ -21,42 +21,34 @@ the 4N/5 between (start-up left out); the two orders alternate within every roun
 import argparse
 import datetime
 import os
-import resource
 import statistics
-import subprocess
 import sys
 
-SRC = ("videotestsrc num-buffers=1 pattern={p} ! video/x-raw,format=NV12,width=1920,"
-       "height=1080,framerate=30/1,colorimetry=bt709 ! imagefreeze num-buffers={n}")
-F32 = "layout=chw mean=123.675,116.28,103.53 std=58.395,57.12,57.375 dtype=float32"
-PATTERNS = ["smpte", "ball", "gradient", "colors"]
-UNBOUNDED = 18446744073709551615
+# The frames, the tensor options and the process runner are batch_ab.py's: the same pipelines
+# as its A and B sides, only the consumer differs.
+from batch_ab import PATTERNS, UNBOUNDED, run, still, tensor_opts
+
+F32 = tensor_opts("f32")
 
 
 def cases(sink):
+    src = lambda p, n: still(p, n, False)  # noqa: E731
     return {
-        "single": lambda n: (f"{SRC.format(p='smpte', n=n)} ! tensorconvert width=640 "
-                             f"height=640 ! {sink}"),
-        "single-f32": lambda n: (f"{SRC.format(p='smpte', n=n)} ! tensorconvert width=640 "
-                                 f"height=640 {F32} ! {sink}"),
+        "single": lambda n: f"{src('smpte', n)} ! tensorconvert width=640 height=640 ! {sink}",
+        "single-f32": lambda n: (f"{src('smpte', n)} ! tensorconvert width=640 height=640 "
+                                 f"{F32} ! {sink}"),
         "streams": lambda n: " ".join(
-            f"{SRC.format(p=p, n=n)} ! tensorconvert width=640 height=640 {F32} ! {sink}"
+            f"{src(p, n)} ! tensorconvert width=640 height=640 {F32} ! {sink}"
             for p in PATTERNS),
         "batch": lambda n: (
             f"tensorbatch name=b batch-size=4 width=640 height=640 {F32} "
             f"batched-push-timeout={UNBOUNDED} ! {sink} " +
-            " ".join(f"{SRC.format(p=p, n=n)} ! b.sink_{i}" for i, p in enumerate(PATTERNS))),
+            " ".join(f"{src(p, n)} ! b.sink_{i}" for i, p in enumerate(PATTERNS))),
     }
 
 
 def cpu_seconds(argv, env):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stderr}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return run(argv, env)[1]
 
 
 def main():

@@ -129,6 +129,12 @@ inline BufferPtr acquire(GstBufferPool* pool)
     return BufferPtr(buf);
 }
 
+/// The BufferIdentity of an edgetensor buffer's first memory.
+inline guint64 identity_of(GstBuffer* buf)
+{
+    return gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(buf, 0));
+}
+
 inline ino_t inode_of(int fd)
 {
     struct stat st {

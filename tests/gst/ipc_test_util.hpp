@@ -96,13 +96,12 @@ public:
     {
         GstEdgeTensorMeta* m = gst_buffer_get_edge_tensor_meta(buf);
         GstMemory* mem = gst_buffer_n_memory(buf) ? gst_buffer_peek_memory(buf, 0) : nullptr;
-        struct stat st {
-        };
-        if (!m || !mem || !gst_is_fd_memory(mem) || fstat(gst_fd_memory_get_fd(mem), &st) != 0) {
+        const ino_t ino = mem && gst_is_fd_memory(mem) ? inode_of(gst_fd_memory_get_fd(mem)) : 0;
+        if (!m || ino == 0) {
             ++unnamed_;
             return;
         }
-        identities_of_[st.st_ino].insert(m->identity);
+        identities_of_[ino].insert(m->identity);
         all_ids_.insert(m->identity);
     }
 

@@ -29,11 +29,6 @@ std::string video_caps(const char* format, int width, int height = 120)
            ",height=" + std::to_string(height) + ",framerate=30/1";
 }
 
-guint64 identity_of(GstBuffer* buf)
-{
-    return gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(buf, 0));
-}
-
 // Acquires n buffers, then releases them in the order acquired; returns their identities.
 std::vector<guint64> take_all_then_release_in_order(GstBufferPool* pool, size_t n)
 {
@@ -432,7 +427,7 @@ TEST(GstPool, MinBuffersArePreallocatedAndMaxIsNeverExceeded)
     EXPECT_EQ(extra, nullptr);
     std::set<guint64> ids;
     for (auto& b : held)
-        ids.insert(gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(b.get(), 0)));
+        ids.insert(identity_of(b.get()));
     EXPECT_EQ(ids.size(), 3u);
 }
 
@@ -561,17 +556,15 @@ TEST(GstPool, ADiscardedBufferStillRecyclesItsTensor)
     std::set<guint64> first;
     {
         BufferPtr a = acquire(pool.get()), b = acquire(pool.get());
-        first.insert(gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(a.get(), 0)));
-        first.insert(gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(b.get(), 0)));
+        first.insert(identity_of(a.get()));
+        first.insert(identity_of(b.get()));
         // Replacing the memory tags the buffer: GstBufferPool discards it on release.
         gst_buffer_replace_all_memory(a.get(), gst_allocator_alloc(nullptr, 32 * 32 * 3, nullptr));
     }
     for (int i = 0; i < 10; ++i) {
         BufferPtr a = acquire(pool.get()), b = acquire(pool.get());
         for (GstBuffer* x : {a.get(), b.get()})
-            EXPECT_TRUE(
-                first.count(gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(x, 0))))
-                << "a new tensor appeared in round " << i;
+            EXPECT_TRUE(first.count(identity_of(x))) << "a new tensor appeared in round " << i;
     }
 }
 

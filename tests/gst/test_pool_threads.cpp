@@ -44,7 +44,7 @@ TEST(GstPoolThreads, FourThreadsAcquireAndReleaseConcurrently)
                 } else {
                     failures++;
                 }
-                local.insert(gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(b, 0)));
+                local.insert(identity_of(b));
                 gst_buffer_unref(b);
             }
             std::lock_guard<std::mutex> lock(mu);
@@ -65,7 +65,7 @@ TEST(GstPoolThreads, FourThreadsAcquireAndReleaseConcurrently)
     for (int i = 0; i < 4; ++i) {
         GstBuffer* b = nullptr;
         ASSERT_EQ(gst_buffer_pool_acquire_buffer(pool.get(), &b, &dontwait), GST_FLOW_OK) << i;
-        back.insert(gst_edge_tensor_memory_get_identity(gst_buffer_peek_memory(b, 0)));
+        back.insert(identity_of(b));
         all.emplace_back(b);
     }
     EXPECT_EQ(back.size(), 4u);
