@@ -129,6 +129,36 @@ inline BufferPtr acquire(GstBufferPool* pool)
     return BufferPtr(buf);
 }
 
+// Messages of a log domain (nullptr: the default one, g_warning) at `levels` while alive.
+class LogCapture
+{
+public:
+    explicit LogCapture(const char* domain, GLogLevelFlags levels)
+        : domain_(domain), id_(g_log_set_handler(domain, levels, &LogCapture::on, this))
+    {
+    }
+    ~LogCapture() { g_log_remove_handler(domain_, id_); }
+    LogCapture(const LogCapture&) = delete;
+    LogCapture& operator=(const LogCapture&) = delete;
+    const std::string& text() const { return text_; }
+
+private:
+    static void on(const gchar*, GLogLevelFlags, const gchar* message, gpointer self)
+    {
+        static_cast<LogCapture*>(self)->text_ += std::string(message) + "\n";
+    }
+    const char* domain_;
+    guint id_;
+    std::string text_;
+};
+
+// g_warning()s of the default log domain while alive.
+class WarningCapture : public LogCapture
+{
+public:
+    WarningCapture() : LogCapture(nullptr, G_LOG_LEVEL_WARNING) {}
+};
+
 /// The BufferIdentity of an edgetensor buffer's first memory.
 inline guint64 identity_of(GstBuffer* buf)
 {

@@ -546,6 +546,21 @@ TEST(GstPool, PoolOrderFifoRestoresGstBufferPoolsOrder)
         EXPECT_EQ(identity_of(acquire(pool.get()).get()), ids[size_t(round) % 3]) << round;
 }
 
+TEST(GstPool, AnUnknownPoolOrderIsWarnedAboutAndIgnored)
+{
+    WarningCapture warnings;
+    ::setenv("EDGETENSOR_POOL_ORDER", "lifo", 1);
+    PoolOptions o;
+    o.min = o.max = 3;
+    PoolPtr pool = make_active_pool(video_caps("NV12", 320, 240), o);
+    ::unsetenv("EDGETENSOR_POOL_ORDER");
+    ASSERT_TRUE(pool);
+    EXPECT_NE(warnings.text().find("EDGETENSOR_POOL_ORDER=lifo is not an order"), std::string::npos)
+        << warnings.text();
+    const std::vector<guint64> ids = take_all_then_release_in_order(pool.get(), 3);
+    EXPECT_EQ(identity_of(acquire(pool.get()).get()), ids[2]) << "newest first, as by default";
+}
+
 TEST(GstPool, ADiscardedBufferStillRecyclesItsTensor)
 {
     PoolOptions o;

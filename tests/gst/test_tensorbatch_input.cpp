@@ -16,29 +16,6 @@ namespace edgetensor::test
 namespace
 {
 
-// Messages of a log domain (nullptr: the default one, g_warning) at `levels` while alive.
-class LogCapture
-{
-public:
-    explicit LogCapture(const char* domain, GLogLevelFlags levels)
-        : domain_(domain), id_(g_log_set_handler(domain, levels, &LogCapture::on, this))
-    {
-    }
-    ~LogCapture() { g_log_remove_handler(domain_, id_); }
-    LogCapture(const LogCapture&) = delete;
-    LogCapture& operator=(const LogCapture&) = delete;
-    const std::string& text() const { return text_; }
-
-private:
-    static void on(const gchar*, GLogLevelFlags, const gchar* message, gpointer self)
-    {
-        static_cast<LogCapture*>(self)->text_ += std::string(message) + "\n";
-    }
-    const char* domain_;
-    guint id_;
-    std::string text_;
-};
-
 // A pipeline run to its end, and what it posted.
 PipelineRun run_launch(const std::string& launch)
 {

@@ -22,29 +22,6 @@ namespace
 constexpr const char* kSource =
     "tensortestsrc num-buffers=2 ! video/x-raw,format=NV12,width=64,height=48 ! ";
 
-// g_warning()s of the default log domain while alive.
-class WarningCapture
-{
-public:
-    WarningCapture()
-        : id_(g_log_set_handler(nullptr, GLogLevelFlags(G_LOG_LEVEL_WARNING), &WarningCapture::on,
-                                this))
-    {
-    }
-    ~WarningCapture() { g_log_remove_handler(nullptr, id_); }
-    WarningCapture(const WarningCapture&) = delete;
-    WarningCapture& operator=(const WarningCapture&) = delete;
-    const std::string& text() const { return text_; }
-
-private:
-    static void on(const gchar*, GLogLevelFlags, const gchar* message, gpointer self)
-    {
-        static_cast<WarningCapture*>(self)->text_ += std::string(message) + "\n";
-    }
-    guint id_;
-    std::string text_;
-};
-
 class TensorConvertSettings : public ::testing::Test
 {
 protected:
