@@ -105,14 +105,19 @@ std::string check_layout(const StreamLayout& s, const ipc::Frame& f)
     return {};
 }
 
-GstMemory* MappedFiles::share(GstAllocator* alloc, UniqueFd fd, gsize maxsize, gsize offset,
-                              gsize size, guint bound, std::string* why)
+GstMemory* MappedFiles::share(GstAllocator* alloc, UniqueFd fd, const ipc::FdFile& file,
+                              gsize maxsize, gsize offset, gsize size, guint bound,
+                              std::string* why)
 {
-    struct stat sb {
-    };
-    if (fstat(fd.get(), &sb) != 0) {
-        *why = std::string("fstat of its fd failed: ") + g_strerror(errno);
-        return nullptr;
+    MemoryIdentity id{file.dev, file.ino};
+    if (!file.known) {
+        struct stat sb {
+        };
+        if (fstat(fd.get(), &sb) != 0) {
+            *why = std::string("fstat of its fd failed: ") + g_strerror(errno);
+            return nullptr;
+        }
+        id = MemoryIdentity{guint64(sb.st_dev), guint64(sb.st_ino)};
     }
     MiniObjectPtr<GstMemory> parent;
     std::list<Entry> dropped; // freed after the lock: a memory's free munmaps and closes
@@ -121,8 +126,7 @@ GstMemory* MappedFiles::share(GstAllocator* alloc, UniqueFd fd, gsize maxsize, g
         // The allocator is part of the key: a file the sender once described as a memfd and
         // now as a DMA-BUF (a confused or hostile sender) gets the memory its record says.
         auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) {
-            return e.dev == guint64(sb.st_dev) && e.ino == guint64(sb.st_ino) &&
-                   e.mem->allocator == alloc;
+            return e.id == id && e.mem->allocator == alloc;
         });
         // A file that grew since it was kept (a sender may resize a memfd it reuses) is
         // mapped again at its new size.
@@ -140,8 +144,10 @@ GstMemory* MappedFiles::share(GstAllocator* alloc, UniqueFd fd, gsize maxsize, g
                 return nullptr;
             }
             (void)fd.release(); // the memory owns it now
-            lru_.push_front(
-                Entry{guint64(sb.st_dev), guint64(sb.st_ino), MiniObjectPtr<GstMemory>(m)});
+            // The import cache downstream keys this file's shares by it: told here, it need
+            // not fstat() them again.
+            remember_memory_identity(m, id);
+            lru_.push_front(Entry{id, MiniObjectPtr<GstMemory>(m)});
             while (lru_.size() > std::max<guint>(bound, 1))
                 dropped.splice(dropped.end(), lru_, std::prev(lru_.end()));
         }
@@ -172,8 +178,8 @@ MiniObjectPtr<GstBuffer> assemble_buffer(ipc::Frame& f, const StreamLayout& stre
         const ipc::MemoryRecord& r = f.memories[i];
         const bool dma = r.desc.kind == EDGETENSOR_KIND_DMABUF;
         std::string because;
-        GstMemory* mem = files.share(dma ? dmabuf_alloc : fd_alloc, std::move(f.fds[i]), r.maxsize,
-                                     r.offset, r.size, bound, &because);
+        GstMemory* mem = files.share(dma ? dmabuf_alloc : fd_alloc, std::move(f.fds[i]), f.files[i],
+                                     r.maxsize, r.offset, r.size, bound, &because);
         if (!mem) {
             *why = "cannot wrap memory " + std::to_string(i) + " of FRAME " +
                    std::to_string(f.head.seq) + (because.empty() ? "" : ": " + because);

@@ -11,6 +11,7 @@
 #include "internal.hpp"
 #include "ipc_connection.hpp"
 #include "ipc_wire.hpp"
+#include "memory_identity.hpp"
 #include "stream_layout.hpp"
 
 #include <edgetensor/error.hpp>
@@ -52,17 +53,17 @@ class MappedFiles
 public:
     /// A memory of `alloc` (the fd or the dmabuf allocator) for [offset, offset + size) of
     /// `fd` (a file of `maxsize` bytes), holding nothing of the frame yet; `fd` is adopted:
-    /// kept as the file's memory the first time, closed when the file already has one. Null,
+    /// kept as the file's memory the first time, closed when the file already has one.
+    /// `file` is what the receiver's checks read of `fd` (asked here when they did not). Null,
     /// with `why`, when `fd` cannot be examined.
-    GstMemory* share(GstAllocator* alloc, UniqueFd fd, gsize maxsize, gsize offset, gsize size,
-                     guint bound, std::string* why);
+    GstMemory* share(GstAllocator* alloc, UniqueFd fd, const ipc::FdFile& file, gsize maxsize,
+                     gsize offset, gsize size, guint bound, std::string* why);
     /// Drops every file's memory (the sender's caps changed, the element stopped).
     void clear();
 
 private:
     struct Entry {
-        guint64 dev = 0;
-        guint64 ino = 0;
+        MemoryIdentity id;
         MiniObjectPtr<GstMemory> mem;
     };
     std::mutex mu_;

@@ -9,6 +9,7 @@
 
 #include <gst/allocators/allocators.h>
 
+#include <mutex>
 #include <string>
 
 namespace edgetensor::gst
@@ -28,6 +29,30 @@ GQuark identity_quark()
     return quark;
 }
 
+// The memory that holds `mem`'s fd longest: its share ancestors with the same fd. They outlive
+// every share of theirs (a share refs its parent), so what is kept there serves every share.
+GstMemory* holder_of(GstMemory* mem, int fd)
+{
+    while (mem->parent && gst_is_fd_memory(mem->parent) && gst_fd_memory_get_fd(mem->parent) == fd)
+        mem = mem->parent;
+    return mem;
+}
+
+// Serialises the writes only: a kept answer is never replaced (an fd memory's fd never
+// changes), so a reader that found one can use it while another thread looks at the same
+// memory, and two threads asking at once keep the first answer.
+std::mutex remember_mu;
+
+void remember(GstMemory* holder, int fd, MemoryIdentity id)
+{
+    std::lock_guard<std::mutex> lock(remember_mu);
+    if (gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(holder), identity_quark()))
+        return;
+    const Known fresh{fd, id};
+    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(holder), identity_quark(),
+                              g_memdup2(&fresh, sizeof(fresh)), g_free);
+}
+
 } // namespace
 
 Result<MemoryIdentity> memory_identity(GstMemory* mem)
@@ -38,17 +63,26 @@ Result<MemoryIdentity> memory_identity(GstMemory* mem)
     const int fd = gst_fd_memory_get_fd(mem);
     if (fd < 0)
         return make_error(ErrorCode::NotSupported, "the memory's fd is closed");
+    GstMemory* holder = holder_of(mem, fd);
     auto* known = static_cast<const Known*>(
-        gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(mem), identity_quark()));
+        gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(holder), identity_quark()));
     if (known && known->fd == fd)
         return known->id;
     auto id = detail::fd_identity(fd);
     if (!id)
         return unexpected(std::move(id).error());
-    const Known fresh{fd, MemoryIdentity{id->dev, id->ino}};
-    gst_mini_object_set_qdata(GST_MINI_OBJECT_CAST(mem), identity_quark(),
-                              g_memdup2(&fresh, sizeof(fresh)), g_free);
-    return fresh.id;
+    const MemoryIdentity fresh{id->dev, id->ino};
+    remember(holder, fd, fresh);
+    return fresh;
+}
+
+void remember_memory_identity(GstMemory* mem, MemoryIdentity id)
+{
+    if (!mem || !gst_is_fd_memory(mem))
+        return;
+    const int fd = gst_fd_memory_get_fd(mem);
+    if (fd >= 0)
+        remember(holder_of(mem, fd), fd, id);
 }
 
 const char* memory_type_name(GstMemory* mem) noexcept

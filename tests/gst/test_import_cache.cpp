@@ -7,6 +7,7 @@
 
 #include "fd_count.hpp"
 #include "gst_test_util.hpp"
+#include "memory_identity.hpp"
 
 #include <gst/allocators/allocators.h>
 #include <gst/edgetensor/edgetensor.h>
@@ -167,6 +168,56 @@ TEST(ImportCache, SameBufferInANewGstMemoryIsAHit)
     EXPECT_EQ(import(cache.get(), b1.get(), &id1), GST_EDGE_TENSOR_IMPORT_MISS);
     EXPECT_EQ(import(cache.get(), b2.get(), &id2), GST_EDGE_TENSOR_IMPORT_HIT);
     EXPECT_EQ(id1, id2);
+}
+
+// tensoripcsrc hands out a new share of one kept memory per frame: the file behind them is
+// asked once, on the kept memory, not once per share. Renaming the fd under the kept memory
+// (something no real memory does) shows where an answer came from.
+TEST(MemoryIdentity, SharesOfAKeptMemoryUseItsAnswerAndANewMemoryIsAskedAfresh)
+{
+    AllocatorPtr alloc = fd_allocator();
+    UniqueFd a = make_memfd(kRgbaSize, "a");
+    UniqueFd b = make_memfd(kRgbaSize, "b");
+    UniqueFd number = UniqueFd::dup(a.get());
+    MemoryPtr kept(gst_fd_allocator_alloc(alloc.get(), number.get(), kRgbaSize,
+                                          GST_FD_MEMORY_FLAG_DONT_CLOSE));
+    ASSERT_TRUE(kept);
+    {
+        MemoryPtr first(gst_memory_share(kept.get(), 0, -1));
+        auto id = gst::memory_identity(first.get());
+        ASSERT_TRUE(id) << id.error().message();
+        EXPECT_EQ(id->ino, ino_of(a.get()));
+    }
+    ASSERT_EQ(dup3(b.get(), number.get(), O_CLOEXEC), number.get()); // the number now names b
+    MemoryPtr later(gst_memory_share(kept.get(), 0, -1));
+    auto id = gst::memory_identity(later.get());
+    ASSERT_TRUE(id) << id.error().message();
+    EXPECT_EQ(id->ino, ino_of(a.get())) << "a later share must use the kept memory's answer";
+
+    // Not a share: asked afresh, even under an fd number a kept memory has.
+    MemoryPtr other(gst_fd_allocator_alloc(alloc.get(), number.get(), kRgbaSize,
+                                           GST_FD_MEMORY_FLAG_DONT_CLOSE));
+    auto other_id = gst::memory_identity(other.get());
+    ASSERT_TRUE(other_id) << other_id.error().message();
+    EXPECT_EQ(other_id->ino, ino_of(b.get()));
+}
+
+// What a caller that has just fstat()ed an fd says is kept, and never replaced.
+TEST(MemoryIdentity, ARememberedIdentityIsAnsweredAndTheFirstOneStays)
+{
+    AllocatorPtr alloc = fd_allocator();
+    UniqueFd a = make_memfd(kRgbaSize, "a");
+    MemoryPtr mem = rewrap(alloc.get(), a.get(), kRgbaSize);
+    const gst::MemoryIdentity told{ino_of(a.get()) + 1, 42};
+    gst::remember_memory_identity(mem.get(), told);
+    gst::remember_memory_identity(mem.get(), gst::MemoryIdentity{7, 7});
+    MemoryPtr share(gst_memory_share(mem.get(), 0, -1));
+    for (GstMemory* m : {mem.get(), share.get()}) {
+        auto id = gst::memory_identity(m);
+        ASSERT_TRUE(id) << id.error().message();
+        EXPECT_TRUE(*id == told);
+    }
+    gst::remember_memory_identity(nullptr, told); // nothing to tell: ignored
 }
 
 TEST(ImportCache, ImportedMetaSurvivesShallowCopiesAndMakeWritable)

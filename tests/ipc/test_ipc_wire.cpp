@@ -288,6 +288,31 @@ TEST(IpcWire, OnlyDmaBufsAndShrinkSealedMemfdsOfTheRightSizeAreAccepted_Negative
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// What check_fd() read of a memfd is handed on, so that the receiver's lookups by file need
+// not ask again; a DMA-BUF (sized with lseek) leaves it unknown.
+TEST(IpcWire, AnAcceptedMemfdsFileIsReturnedAndFilledInForTheFrame)
+{
+    UniqueFd ok = sealed_memfd(4096);
+    struct stat st {
+    };
+    ASSERT_EQ(::fstat(ok.get(), &st), 0);
+    auto file = check_fd(ok.get(), flat_record(4096));
+    ASSERT_TRUE(file) << file.error().message();
+    EXPECT_TRUE(file->known);
+    EXPECT_EQ(file->dev, uint64_t(st.st_dev));
+    EXPECT_EQ(file->ino, uint64_t(st.st_ino));
+
+    std::vector<UniqueFd> fds;
+    fds.emplace_back(::fcntl(ok.get(), F_DUPFD_CLOEXEC, 0));
+    auto f = parse(frame_bytes(FrameHead{}, {flat_record(4096)}), std::move(fds), false);
+    ASSERT_TRUE(f) << f.error().message();
+    std::array<FdFile, kMaxMemories> files{};
+    ASSERT_TRUE(check_frame_fds(f->frame, &files));
+    EXPECT_TRUE(files[0].known);
+    EXPECT_EQ(files[0].ino, uint64_t(st.st_ino));
+    EXPECT_FALSE(files[1].known) << "no memory 1";
+}
+
 // Once a memfd passed, check_fd() knows the memfds' filesystem and skips its fstatfs for the
 // next ones; every other check still runs for each fd.
 TEST(IpcWire, AfterAMemfdPassedEveryMemfdStillHasItsSealsAndSizeChecked_Negative)

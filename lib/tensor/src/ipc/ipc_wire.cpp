@@ -404,7 +404,7 @@ namespace
 std::atomic<uint64_t> memfd_dev_plus_one{0};
 } // namespace
 
-Result<void> check_fd(int fd, const MemoryRecord& record)
+Result<FdFile> check_fd(int fd, const MemoryRecord& record)
 {
     // A HOST fd is fstat()ed anyway (its size); a DMA-BUF is sized with lseek.
     struct stat st {
@@ -436,7 +436,7 @@ Result<void> check_fd(int fd, const MemoryRecord& record)
         if (uint64_t(end) < need)
             return bad("the DMA-BUF holds " + std::to_string(end) +
                        " bytes, the descriptor needs " + std::to_string(need));
-        return {};
+        return FdFile{};
     }
     if (magic == TMPFS_MAGIC) {
         if (!host)
@@ -453,21 +453,24 @@ Result<void> check_fd(int fd, const MemoryRecord& record)
                        "could truncate it under the receiver's mapping");
         memfd_dev_plus_one.store(uint64_t(st.st_dev) + 1, std::memory_order_relaxed);
 #endif
-        return {};
+        return FdFile{uint64_t(st.st_dev), uint64_t(st.st_ino), true};
     }
     return make_error(ErrorCode::UnknownBufferType,
                       "a received fd is neither a DMA-BUF nor a memfd (filesystem magic " +
                           hex(magic) + ")");
 }
 
-Result<void> check_frame_fds(const Frame& frame)
+Result<void> check_frame_fds(const Frame& frame, std::array<FdFile, kMaxMemories>* files)
 {
     for (uint32_t i = 0; i < frame.head.n_memories && i < kMaxMemories; ++i) {
         if (!frame.fds[i])
             return bad("memory " + std::to_string(i) + " has no fd");
-        if (auto r = check_fd(frame.fds[i].get(), frame.memories[i]); !r)
+        auto r = check_fd(frame.fds[i].get(), frame.memories[i]);
+        if (!r)
             return make_error(r.error().code(),
                               "memory " + std::to_string(i) + ": " + r.error().message());
+        if (files)
+            (*files)[i] = *r;
     }
     for (size_t i = 0; i < frame.metas.fds.size() && i < kMaxMetaFds; ++i) {
         if (!frame.meta_fds[i])

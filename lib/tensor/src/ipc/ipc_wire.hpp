@@ -114,10 +114,20 @@ static_assert(sizeof(MemoryRecord) == 224);
 
 inline constexpr size_t kFrameFixedSize = kHeaderSize + sizeof(FrameHead);
 
+/// The file behind a received fd, as check_fd() read it with fstat() (a memfd, to size it):
+/// the receiver's lookups by file reuse it instead of asking the kernel again for every frame.
+/// Not known for a DMA-BUF, which check_fd() sizes with lseek().
+struct FdFile {
+    uint64_t dev = 0;
+    uint64_t ino = 0;
+    bool known = false;
+};
+
 struct Frame {
     FrameHead head;
     std::array<MemoryRecord, kMaxMemories> memories{};
     std::array<UniqueFd, kMaxMemories> fds;     ///< fds[i] belongs to memories[i]
+    std::array<FdFile, kMaxMemories> files{};   ///< fds[i]'s file, once check_frame_fds() saw it
     FrameMetas metas;                           ///< parsed and checked meta section
     std::array<UniqueFd, kMaxMetaFds> meta_fds; ///< meta_fds[i] is what metas.fds[i] describes
     /// Bytes of the frame as the receiver will see it: the memories' sizes added up.
@@ -170,11 +180,12 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
 /// Checks a received fd against its record: a DMA-BUF for kind DMABUF, a memfd/tmpfs file for
 /// kind HOST (sealed against shrinking, so the sender cannot cut it under a reader's mapping),
 /// at least max(capacity, maxsize) bytes long. Errors name the fd's filesystem magic or size.
-Result<void> check_fd(int fd, const MemoryRecord& record);
+/// Returns the fd's file where the checks read it (a memfd).
+Result<FdFile> check_fd(int fd, const MemoryRecord& record);
 
 /// check_fd() for every memory of a parsed frame, and for every meta fd against its kind and
-/// size.
-Result<void> check_frame_fds(const Frame& frame);
+/// size. With `files`, the memories' files as check_fd() found them (files[i] for fds[i]).
+Result<void> check_frame_fds(const Frame& frame, std::array<FdFile, kMaxMemories>* files = nullptr);
 
 /// Bytes a descriptor's shape and strides address (last element included), or an error when
 /// they overflow or a stride is negative.
