@@ -255,15 +255,18 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     if (!sender)
         return reject(self, sender.error().message());
     eg::import_cache_set_layout(st.cache.get(), *sender);
+    bool same;
     {
         std::lock_guard<std::mutex> lock(st.mu);
         Streaming& s = st.streaming;
-        const bool same = s.layout && s.layout->same_caps((*sender)->caps.get());
+        same = s.layout && s.layout->same_caps((*sender)->caps.get());
         s.caps_pushed = same && s.caps_pushed;
-        if (!same)
-            st.files.clear(); // as the import cache does: new caps, maybe a new pool
         s.layout = std::move(*sender);
     }
+    // As the import cache does: new caps, maybe a new pool. Outside st.mu: dropping the kept
+    // memories unmaps and closes them, which the stats and queries need not wait for.
+    if (!same)
+        st.files.clear();
     st.receiver.accept_caps(e.caps_seq);
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
     update_max_latency(self);
