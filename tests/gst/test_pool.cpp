@@ -532,14 +532,22 @@ TEST(GstPool, TheBufferReleasedLastIsHandedOutFirst)
     EXPECT_EQ(identity_of(acquire(pool.get()).get()), ids[2]);
 }
 
-TEST(GstPool, PoolOrderFifoRestoresGstBufferPoolsOrder)
+// An active pool of three NV12 buffers configured with EDGETENSOR_POOL_ORDER=`order` (the
+// variable is read when the pool is configured, and unset again here).
+PoolPtr pool_with_order(const char* order)
 {
-    // EDGETENSOR_POOL_ORDER=fifo, read when the pool is configured: the oldest free comes first.
-    ::setenv("EDGETENSOR_POOL_ORDER", "fifo", 1);
+    ::setenv("EDGETENSOR_POOL_ORDER", order, 1);
     PoolOptions o;
     o.min = o.max = 3;
     PoolPtr pool = make_active_pool(video_caps("NV12", 320, 240), o);
     ::unsetenv("EDGETENSOR_POOL_ORDER");
+    return pool;
+}
+
+TEST(GstPool, PoolOrderFifoRestoresGstBufferPoolsOrder)
+{
+    // EDGETENSOR_POOL_ORDER=fifo: the oldest free comes first.
+    PoolPtr pool = pool_with_order("fifo");
     ASSERT_TRUE(pool);
     const std::vector<guint64> ids = take_all_then_release_in_order(pool.get(), 3);
     for (int round = 0; round < 9; ++round)
@@ -549,11 +557,7 @@ TEST(GstPool, PoolOrderFifoRestoresGstBufferPoolsOrder)
 TEST(GstPool, AnUnknownPoolOrderIsWarnedAboutAndIgnored)
 {
     WarningCapture warnings;
-    ::setenv("EDGETENSOR_POOL_ORDER", "lifo", 1);
-    PoolOptions o;
-    o.min = o.max = 3;
-    PoolPtr pool = make_active_pool(video_caps("NV12", 320, 240), o);
-    ::unsetenv("EDGETENSOR_POOL_ORDER");
+    PoolPtr pool = pool_with_order("lifo");
     ASSERT_TRUE(pool);
     EXPECT_NE(warnings.text().find("EDGETENSOR_POOL_ORDER=lifo is not an order"), std::string::npos)
         << warnings.text();
