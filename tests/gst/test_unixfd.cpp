@@ -22,8 +22,10 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -80,14 +82,32 @@ std::vector<guint8> pixels_of(GstSample* s)
     return out;
 }
 
-// Starts `launch ! unixfdsink` in another process and waits for its socket.
+// True when a Unix socket bound at `path` listens (/proc/net/unix: __SO_ACCEPTCON in its
+// flags). unixfdsink's socket file appears at bind(), a moment before listen(): a receiver
+// connecting in between is refused and fails to start.
+bool listening_at(const std::string& path)
+{
+    std::ifstream in("/proc/net/unix");
+    std::string line;
+    std::getline(in, line); // the header
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string num, refs, proto, flags, type, st, inode, where;
+        if (fields >> num >> refs >> proto >> flags >> type >> st >> inode >> where &&
+            where == path)
+            return (std::stoul(flags, nullptr, 16) & 0x10000u) != 0;
+    }
+    return false;
+}
+
+// Starts `launch ! unixfdsink` in another process and waits for its socket to listen.
 std::unique_ptr<Peer> unixfd_sender(const SocketDir& dir, const std::string& launch)
 {
     auto args = split_launch(launch + " ! unixfdsink socket-path=" + dir.path() +
                              " wait-for-connection=true");
     auto peer = std::make_unique<Peer>(dir.dir(), args);
-    EXPECT_TRUE(eventually([&] { return ::access(dir.path().c_str(), F_OK) == 0; }, 30s))
-        << "no unixfdsink socket; the sender said:\n"
+    EXPECT_TRUE(eventually([&] { return listening_at(dir.path()); }, 30s))
+        << "no unixfdsink socket listening; the sender said:\n"
         << peer->output();
     return peer;
 }
