@@ -200,6 +200,41 @@ TEST_F(IpcServerTest, KeepsEachFrameUntilItsReceiverReleasesOrLeaves)
     EXPECT_NE(::access(path.c_str(), F_OK), 0) << "stop() left the socket file";
 }
 
+// The FRAME is sent outside the server's lock, after the frame was counted as held for its
+// receiver: when the socket refuses it (full, EAGAIN) it is dropped and no longer held, and
+// when the receiver is gone (EPIPE) it is reaped with what it held; nothing stays pinned.
+TEST_F(IpcServerTest, AFrameTheSocketRefusesIsDroppedAndNotHeld_Negative)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 100000; // only the socket's buffer limits what is in flight
+    UniqueFd rx = start_with_one_receiver(config);
+    ASSERT_TRUE(rx);
+    UniqueFd mem = sealed_memfd(4096);
+    const MemoryRecord rec = flat_record(4096);
+    const int fds[] = {mem.get()};
+    std::atomic<int> drops{0};
+    int sent = 0;
+    while (server.dropped() == 0 && sent < 100000) {
+        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
+                                   Keepalive(&drops, count_drop), true, false);
+        ASSERT_TRUE(r) << r.error().message();
+        ++sent;
+    }
+    ASSERT_EQ(server.dropped(), 1u) << "the receiver never reads: its socket must fill";
+    EXPECT_EQ(server.sent(), uint64_t(sent - 1));
+    EXPECT_EQ(server.held(), uint32_t(sent - 1)) << "the refused frame is not held";
+    EXPECT_EQ(drops.load(), 1) << "the refused frame's Keepalive went at once";
+
+    // The receiver leaves without reading: the next send fails or finds it gone, and
+    // everything it held is let go.
+    rx.reset();
+    (void)server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(&drops, count_drop),
+                            false, false);
+    EXPECT_TRUE(eventually([&] { return server.clients() == 0u; }));
+    EXPECT_TRUE(eventually([&] { return drops.load() == sent + 1; }));
+    EXPECT_EQ(server.held(), 0u);
+}
+
 // True when the sink closed `fd` without a word (what a refused receiver sees).
 bool closed_without_greeting(int fd)
 {

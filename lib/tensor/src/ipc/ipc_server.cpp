@@ -138,7 +138,9 @@ void Server::stop() noexcept
     Graveyard graveyard;
     std::list<Client> clients;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::unique_lock<std::mutex> lock(mu_);
+        // A send_frame() still writing (a caller that did not wait for its streaming thread).
+        released_.wait(lock, [this] { return senders_ == 0; });
         for (auto& [seq, h] : held_map_)
             graveyard.push_back(std::move(h.keep));
         held_map_.clear();
@@ -234,6 +236,10 @@ void Server::release_all_locked(Client& c, Graveyard& graveyard)
 
 void Server::reap_dead_locked(Graveyard& graveyard)
 {
+    // A sender is writing to some clients' sockets outside the lock: they stay until it is
+    // done. A dead client's socket keeps poll() returning, so the next turn reaps it.
+    if (senders_ > 0)
+        return;
     for (auto it = clients_list_.begin(); it != clients_list_.end();) {
         if (!it->dead) {
             ++it;
@@ -553,7 +559,9 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     auto msg = encode_frame(head, memories, meta);
     if (!msg)
         return unexpected(std::move(msg).error());
-    unsigned holders = 0;
+    // Who gets the frame is decided here, and the frame is held for each of them before it is
+    // sent: a receiver may RELEASE it before sendmsg() returns.
+    std::vector<Client*> to;
     for (Client& c : clients_list_) {
         if (!c.takes_frames())
             continue;
@@ -565,41 +573,70 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
         }
         if (!send_caps_locked(c)) {
             c.dead = true;
-            continue;
-        }
-        auto r = send_record(c.fd.get(), *msg, fds);
-        if (!r) {
-            if (r.error().sys_errno() == EAGAIN || r.error().sys_errno() == ENOBUFS) {
-                dropped_++;
-                continue;
-            }
-            log(LogLevel::Info, "sending to %s failed: %s", c.name.c_str(),
-                r.error().message().c_str());
-            c.dead = true;
             notify = true;
             continue;
         }
         c.pending.insert(head.seq);
-        ++holders;
-        sent_++;
+        to.push_back(&c);
     }
-    if (holders > 0) {
-        Held h;
-        h.keep = std::move(keep);
-        h.holders = holders;
-        h.bytes = bytes;
-        held_map_.emplace(head.seq, std::move(h));
-        held_ = uint32_t(held_map_.size());
-        const uint64_t now = held_bytes_.load() + bytes;
-        held_bytes_ = now;
-        if (now > peak_held_bytes_.load())
-            peak_held_bytes_ = now;
+    if (to.empty()) {
+        if (notify)
+            wake_.wake();
+        lock.unlock();
+        return SendOutcome::Done; // `keep` dies here, outside the lock
     }
-    // The serving thread removes dead receivers (and frees what they held).
+    Held h;
+    h.keep = std::move(keep);
+    h.holders = unsigned(to.size());
+    h.bytes = bytes;
+    held_map_.emplace(head.seq, std::move(h));
+    held_ = uint32_t(held_map_.size());
+    const uint64_t now = held_bytes_.load() + bytes;
+    held_bytes_ = now;
+    if (now > peak_held_bytes_.load())
+        peak_held_bytes_ = now;
+
+    // The sendmsg() calls (each wakes a receiver: the most expensive part of a frame) run
+    // outside the lock, so that the serving thread taking a RELEASE meanwhile does not sleep on
+    // it and need waking. Clients are not removed while senders_ is set, and only this thread
+    // sends FRAMEs, so each receiver still gets them in order, after the caps sent above.
+    ++senders_;
+    lock.unlock();
+    std::vector<std::pair<Client*, Error>> failed;
+    for (Client* c : to) {
+        auto r = send_record(c->fd.get(), *msg, fds);
+        if (!r)
+            failed.emplace_back(c, std::move(r).error());
+    }
+    Graveyard graveyard;
+    lock.lock();
+    --senders_;
+    for (auto& [c, err] : failed) {
+        const bool full = err.sys_errno() == EAGAIN || err.sys_errno() == ENOBUFS;
+        if (full) {
+            dropped_++;
+        } else {
+            log(LogLevel::Info, "sending to %s failed: %s", c->name.c_str(), err.message().c_str());
+            c->dead = true;
+            notify = true;
+        }
+        // Not sent after all; unless the receiver's DONE let it go meanwhile.
+        if (c->pending.erase(head.seq) == 1) {
+            auto it = held_map_.find(head.seq);
+            if (it != held_map_.end())
+                forget_held_locked(it, graveyard);
+            held_ = uint32_t(held_map_.size());
+        }
+    }
+    sent_ += to.size() - failed.size();
+    // The serving thread removes dead receivers (and frees what they held); stop() may be
+    // waiting for this send to finish.
     if (notify)
         wake_.wake();
+    if (senders_ == 0)
+        released_.notify_all();
     lock.unlock();
-    // An unused `keep` dies here, outside the lock.
+    // The frame's `keep`, when no receiver took it, dies here, outside the lock.
     return SendOutcome::Done;
 }
 

@@ -213,6 +213,9 @@ private:
     /// readable, which would spin the serving thread.
     UniqueFd spare_fd_;
     bool accept_backoff_ = false; ///< accept failed for want of resources: poll it later
+    /// send_frame() calls writing to receivers' sockets outside mu_: while any does, no client
+    /// is removed (reap_dead_locked() waits for the next turn, stop() for them to finish).
+    uint32_t senders_ = 0;
     std::string path_;
     dev_t path_dev_ = 0;
     ino_t path_ino_ = 0;
