@@ -116,7 +116,18 @@ protected:
     void TearDown() override
     {
         server.stop();
+        frame_mem_.reset();
         FdCheckedTest::TearDown();
+    }
+    // A frame of one 4096-byte memfd (the same file every time), held by `keep`.
+    Result<SendOutcome> send_one(Keepalive keep, bool wait_for_connection, bool block)
+    {
+        if (!frame_mem_)
+            frame_mem_ = sealed_memfd(4096);
+        const MemoryRecord rec = flat_record(4096);
+        const int fds[] = {frame_mem_.get()};
+        return server.send_frame(FrameHead{}, std::span(&rec, 1), fds, std::move(keep),
+                                 wait_for_connection, block);
     }
     ServerConfig config_for_path() const
     {
@@ -136,6 +147,9 @@ protected:
     }
     RecordingObserver observer;
     Server server{observer};
+
+private:
+    UniqueFd frame_mem_;
 };
 
 TEST_F(IpcServerTest, KeepsEachFrameUntilItsReceiverReleasesOrLeaves)
@@ -209,14 +223,10 @@ TEST_F(IpcServerTest, AFrameTheSocketRefusesIsDroppedAndNotHeld_Negative)
     config.max_pending = 100000; // only the socket's buffer limits what is in flight
     UniqueFd rx = start_with_one_receiver(config);
     ASSERT_TRUE(rx);
-    UniqueFd mem = sealed_memfd(4096);
-    const MemoryRecord rec = flat_record(4096);
-    const int fds[] = {mem.get()};
     std::atomic<int> drops{0};
     int sent = 0;
     while (server.dropped() == 0 && sent < 100000) {
-        auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
-                                   Keepalive(&drops, count_drop), true, false);
+        auto r = send_one(Keepalive(&drops, count_drop), true, false);
         ASSERT_TRUE(r) << r.error().message();
         ++sent;
     }
@@ -228,8 +238,7 @@ TEST_F(IpcServerTest, AFrameTheSocketRefusesIsDroppedAndNotHeld_Negative)
     // The receiver leaves without reading: the next send fails or finds it gone, and
     // everything it held is let go.
     rx.reset();
-    (void)server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(&drops, count_drop),
-                            false, false);
+    (void)send_one(Keepalive(&drops, count_drop), false, false);
     EXPECT_TRUE(eventually([&] { return server.clients() == 0u; }));
     EXPECT_TRUE(eventually([&] { return drops.load() == sent + 1; }));
     EXPECT_EQ(server.held(), 0u);
@@ -380,13 +389,9 @@ TEST_F(IpcServerTest, DoneLetsGoOfUnreadFramesAndTheReceiverNoLongerCounts)
     config.max_pending = 2;
     UniqueFd rx = start_with_one_receiver(config);
     ASSERT_TRUE(rx);
-    UniqueFd mem = sealed_memfd(4096);
-    const MemoryRecord rec = flat_record(4096);
-    const int fds[] = {mem.get()};
     std::atomic<int> drops{0};
     for (int i = 0; i < 2; ++i)
-        ASSERT_TRUE(server.send_frame(FrameHead{}, std::span(&rec, 1), fds,
-                                      Keepalive(&drops, count_drop), false, true));
+        ASSERT_TRUE(send_one(Keepalive(&drops, count_drop), false, true));
     EXPECT_EQ(server.held(), 2u);
     ASSERT_EQ(next_message(rx.get()).type, MsgType::Hello);
     ASSERT_EQ(next_message(rx.get()).type, MsgType::Caps);
@@ -398,8 +403,7 @@ TEST_F(IpcServerTest, DoneLetsGoOfUnreadFramesAndTheReceiverNoLongerCounts)
     EXPECT_TRUE(observer.logged("takes no more frames"));
 
     // It holds max-pending frames no more, yet block does not wait for it, and it gets nothing.
-    auto r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(&drops, count_drop),
-                               false, true);
+    auto r = send_one(Keepalive(&drops, count_drop), false, true);
     ASSERT_TRUE(r);
     EXPECT_EQ(*r, SendOutcome::Done);
     EXPECT_EQ(drops.load(), 2) << "nobody took the frame";
@@ -410,7 +414,7 @@ TEST_F(IpcServerTest, DoneLetsGoOfUnreadFramesAndTheReceiverNoLongerCounts)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         server.unlock();
     });
-    r = server.send_frame(FrameHead{}, std::span(&rec, 1), fds, Keepalive(), true, true);
+    r = send_one(Keepalive(), true, true);
     unlocker.join();
     server.unlock_stop();
     ASSERT_TRUE(r);
