@@ -102,7 +102,7 @@ TEST(IpcMeta, TensorAndAnalyticsMetasRoundTripWithTheFrame)
     const FrameMetas sent = ssd_metas();
     auto m = parse(frame_with(sent), fds_for(1), false);
     ASSERT_TRUE(m) << m.error().message();
-    const Frame& f = m->frame;
+    Frame& f = m->frame;
     EXPECT_TRUE(f.fds[0]);
     ASSERT_TRUE(f.meta_fds[0]);
     EXPECT_TRUE(check_frame_fds(f)) << check_frame_fds(f).error().message();

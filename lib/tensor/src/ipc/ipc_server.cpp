@@ -620,14 +620,11 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
             c->dead = true;
             notify = true;
         }
-        // Not sent after all; unless the receiver's DONE let it go meanwhile.
-        if (c->pending.erase(head.seq) == 1) {
-            auto it = held_map_.find(head.seq);
-            if (it != held_map_.end())
-                forget_held_locked(it, graveyard);
-            held_ = uint32_t(held_map_.size());
-        }
+        // Not sent after all: let go as a RELEASE would, unless the receiver's DONE did.
+        if (c->pending.count(head.seq))
+            release_locked(*c, head.seq, graveyard);
     }
+    held_ = uint32_t(held_map_.size());
     sent_ += to.size() - failed.size();
     // The serving thread removes dead receivers (and frees what they held); stop() may be
     // waiting for this send to finish.
@@ -636,7 +633,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     if (senders_ == 0)
         released_.notify_all();
     lock.unlock();
-    // The frame's `keep`, when no receiver took it, dies here, outside the lock.
+    // A refused frame's Keepalive (in the graveyard) dies here, outside the lock.
     return SendOutcome::Done;
 }
 

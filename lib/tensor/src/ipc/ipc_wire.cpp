@@ -460,7 +460,7 @@ Result<FdFile> check_fd(int fd, const MemoryRecord& record)
                           hex(magic) + ")");
 }
 
-Result<void> check_frame_fds(const Frame& frame, std::array<FdFile, kMaxMemories>* files)
+Result<void> check_frame_fds(Frame& frame)
 {
     for (uint32_t i = 0; i < frame.head.n_memories && i < kMaxMemories; ++i) {
         if (!frame.fds[i])
@@ -469,8 +469,7 @@ Result<void> check_frame_fds(const Frame& frame, std::array<FdFile, kMaxMemories
         if (!r)
             return make_error(r.error().code(),
                               "memory " + std::to_string(i) + ": " + r.error().message());
-        if (files)
-            (*files)[i] = *r;
+        frame.files[i] = *r;
     }
     for (size_t i = 0; i < frame.metas.fds.size() && i < kMaxMetaFds; ++i) {
         if (!frame.meta_fds[i])

@@ -184,8 +184,8 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
 Result<FdFile> check_fd(int fd, const MemoryRecord& record);
 
 /// check_fd() for every memory of a parsed frame, and for every meta fd against its kind and
-/// size. With `files`, the memories' files as check_fd() found them (files[i] for fds[i]).
-Result<void> check_frame_fds(const Frame& frame, std::array<FdFile, kMaxMemories>* files = nullptr);
+/// size; `frame.files` gets the memories' files as check_fd() found them.
+Result<void> check_frame_fds(Frame& frame);
 
 /// Bytes a descriptor's shape and strides address (last element included), or an error when
 /// they overflow or a stride is negative.
