@@ -8,10 +8,7 @@
 
 #include <gst/allocators/allocators.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 
 namespace edgetensor::gst::tensoripcsrc
 {
@@ -111,13 +108,12 @@ GstMemory* MappedFiles::share(GstAllocator* alloc, UniqueFd fd, const ipc::FdFil
 {
     MemoryIdentity id{file.dev, file.ino};
     if (!file.known) {
-        struct stat sb {
-        };
-        if (fstat(fd.get(), &sb) != 0) {
-            *why = std::string("fstat of its fd failed: ") + g_strerror(errno);
+        auto asked = fd_file_identity(fd.get());
+        if (!asked) {
+            *why = asked.error().message();
             return nullptr;
         }
-        id = MemoryIdentity{guint64(sb.st_dev), guint64(sb.st_ino)};
+        id = *asked;
     }
     MiniObjectPtr<GstMemory> parent;
     std::list<Entry> dropped; // freed after the lock: a memory's free munmaps and closes

@@ -68,12 +68,18 @@ Result<MemoryIdentity> memory_identity(GstMemory* mem)
         gst_mini_object_get_qdata(GST_MINI_OBJECT_CAST(holder), identity_quark()));
     if (known && known->fd == fd)
         return known->id;
+    auto fresh = fd_file_identity(fd);
+    if (fresh)
+        remember(holder, fd, *fresh);
+    return fresh;
+}
+
+Result<MemoryIdentity> fd_file_identity(int fd)
+{
     auto id = detail::fd_identity(fd);
     if (!id)
         return unexpected(std::move(id).error());
-    const MemoryIdentity fresh{id->dev, id->ino};
-    remember(holder, fd, fresh);
-    return fresh;
+    return MemoryIdentity{id->dev, id->ino};
 }
 
 void remember_memory_identity(GstMemory* mem, MemoryIdentity id)

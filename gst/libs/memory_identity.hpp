@@ -30,6 +30,10 @@ struct MemoryIdentity {
 /// with the errno, when the kernel refuses.
 EDGETENSOR_GST_INTERNAL Result<MemoryIdentity> memory_identity(GstMemory* mem);
 
+/// (st_dev, st_ino) of a bare fd, for a caller that keys on the file before it has a memory
+/// (tensoripcsrc's kept files): the same question, through the same fault point.
+EDGETENSOR_GST_INTERNAL Result<MemoryIdentity> fd_file_identity(int fd);
+
 /// Tells memory_identity() what `mem`'s fd is, for a caller that has just fstat()ed it (the
 /// receiver's checks of a received memfd). Nothing changes when `mem` has no fd or its
 /// identity is already known.
