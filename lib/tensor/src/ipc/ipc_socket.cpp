@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace edgetensor::ipc
 {
@@ -158,9 +159,15 @@ Result<void> send_record(int fd, std::span<const uint8_t> bytes, std::span<const
 
 Result<Received> receive_record(int fd)
 {
+    // Records are a few hundred bytes, but one of up to kMaxMessage must fit whole. The room
+    // for the largest is kept per thread, allocated once and never cleared, rather than a
+    // zeroed 64 KiB allocated for every call (twice a frame on the sink's serving thread: the
+    // RELEASE, then the EAGAIN that ends its read).
+    thread_local std::unique_ptr<uint8_t[]> room;
+    if (!room)
+        room = std::make_unique_for_overwrite<uint8_t[]>(kMaxMessage);
     Received r;
-    r.bytes.resize(kMaxMessage);
-    iovec iov{r.bytes.data(), r.bytes.size()};
+    iovec iov{room.get(), kMaxMessage};
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
@@ -188,7 +195,7 @@ Result<Received> receive_record(int fd)
     }
     r.truncated = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
     r.eof = n == 0 && r.fds.empty();
-    r.bytes.resize(size_t(n));
+    r.bytes.assign(room.get(), room.get() + n);
     return r;
 }
 
