@@ -2,10 +2,12 @@
 //
 // The IPC module under threads, as the elements use it (suite tsan): frames released from
 // several threads at once through one socket while another thread receives, records with fds
-// crossing while the fds' owners close them, and a listener accepting while clients connect.
+// crossing while the fds' owners close them, a listener accepting while clients connect, and the
+// sink's back-pressure wait (Generation) handing turns between threads.
 
 #include "fd_count.hpp"
 #include "ipc_socket.hpp"
+#include "ipc_wake.hpp"
 #include "ipc_wire.hpp"
 
 #include <gtest/gtest.h>
@@ -68,6 +70,39 @@ TEST(IpcThreads, ReleasesFromManyThreadsAllArrive)
         EXPECT_EQ(got.size(), size_t(kThreads * kEach));
     }
     EXPECT_EQ(test::open_fds(), before) << test::describe_fds(test::open_fds());
+}
+
+// Two threads take strict turns through one counter, each waiting for the other's change as
+// send_frame() waits for a release: a lost wake-up leaves both asleep and the test times out;
+// a waiter that woke without its condition would break the turns. A third thread notifies
+// with nothing changed, which must wake nobody for good.
+TEST(IpcThreads, GenerationTurnsBetweenThreadsLoseNoWakeUp)
+{
+    constexpr int kTurns = 20000;
+    std::mutex mu;
+    Generation changed;
+    int counter = 0; // under mu: even is the first thread's turn, odd the second's
+    std::atomic<bool> done{false};
+    auto player = [&](int parity) {
+        for (int i = 0; i < kTurns; ++i) {
+            std::unique_lock<std::mutex> lock(mu);
+            changed.wait(lock, [&] { return counter % 2 == parity; });
+            EXPECT_EQ(counter % 2, parity);
+            ++counter;
+            lock.unlock();
+            changed.notify_all();
+        }
+    };
+    std::thread noise([&] {
+        while (!done.load())
+            changed.notify_all();
+    });
+    std::thread a(player, 0), b(player, 1);
+    a.join();
+    b.join();
+    done = true;
+    noise.join();
+    EXPECT_EQ(counter, 2 * kTurns);
 }
 
 TEST(IpcThreads, AListenerAcceptsWhileClientsConnectAndSendFds)

@@ -373,39 +373,47 @@ void Server::accept_clients()
     }
 }
 
-// Reads what one receiver sent: RELEASE and DONE records, or its hangup.
-void Server::read_client_locked(Client& c, Graveyard& graveyard)
+// Reads what a receiver sent (RELEASE and DONE records), or its hangup: one record per poll()
+// while it is connected, since it sends one RELEASE a frame and reading on until EAGAIN cost a
+// recvmsg() a frame that found nothing (a second record waiting makes the next poll() return at
+// once); everything once it hung up.
+void Server::read_client_locked(Client& c, bool hung_up, Graveyard& graveyard)
 {
-    for (int budget = 0; budget < 256; ++budget) {
-        auto rec = receive_record(c.fd.get());
-        if (!rec) {
-            if (rec.error().sys_errno() == EAGAIN)
-                return;
-            c.dead = true;
+    for (int budget = 0; budget < 256; ++budget)
+        if (!read_record_locked(c, graveyard) || !hung_up)
             return;
-        }
-        if (rec->eof) {
+}
+
+// False when there is nothing more to read: none waiting, or the receiver is gone.
+bool Server::read_record_locked(Client& c, Graveyard& graveyard)
+{
+    auto rec = receive_record(c.fd.get());
+    if (!rec) {
+        if (rec.error().sys_errno() != EAGAIN)
             c.dead = true;
-            return;
-        }
-        auto msg = parse(rec->bytes, std::move(rec->fds), rec->truncated);
-        if (!msg || (msg->type != MsgType::Release && msg->type != MsgType::Done)) {
-            // Receivers send releases and DONE only; anything else is a broken or hostile
-            // peer. Its fds (if any) are already closed.
-            log(LogLevel::Warning, "disconnecting receiver %s: %s", c.name.c_str(),
-                msg ? "it sent something other than RELEASE or DONE"
-                    : msg.error().message().c_str());
-            c.dead = true;
-            return;
-        }
-        if (msg->type == MsgType::Done) {
-            finish_client_locked(c, msg->done.last_seq, graveyard);
-            continue;
-        }
-        for (uint64_t seq : msg->releases)
-            release_locked(c, seq, graveyard);
-        held_ = uint32_t(held_map_.size());
+        return false;
     }
+    if (rec->eof) {
+        c.dead = true;
+        return false;
+    }
+    auto msg = parse(rec->bytes, std::move(rec->fds), rec->truncated);
+    if (!msg || (msg->type != MsgType::Release && msg->type != MsgType::Done)) {
+        // Receivers send releases and DONE only; anything else is a broken or hostile peer.
+        // Its fds (if any) are already closed.
+        log(LogLevel::Warning, "disconnecting receiver %s: %s", c.name.c_str(),
+            msg ? "it sent something other than RELEASE or DONE" : msg.error().message().c_str());
+        c.dead = true;
+        return false;
+    }
+    if (msg->type == MsgType::Done) {
+        finish_client_locked(c, msg->done.last_seq, graveyard);
+        return true;
+    }
+    for (uint64_t seq : msg->releases)
+        release_locked(c, seq, graveyard);
+    held_ = uint32_t(held_map_.size());
+    return true;
 }
 
 void Server::release_locked(Client& c, uint64_t seq, Graveyard& graveyard)
@@ -482,9 +490,10 @@ void Server::serve()
             std::lock_guard<std::mutex> lock(mu_);
             // Clients are only removed on this thread, so the pointers are still valid.
             for (size_t i = 0; i < owners.size(); ++i) {
+                const bool hung_up = fds[i + 2].revents & (POLLHUP | POLLERR | POLLNVAL);
                 if (fds[i + 2].revents & POLLIN)
-                    read_client_locked(*owners[i], graveyard);
-                if (fds[i + 2].revents & (POLLHUP | POLLERR | POLLNVAL))
+                    read_client_locked(*owners[i], hung_up, graveyard);
+                if (hung_up)
                     owners[i]->dead = true;
             }
             reap_dead_locked(graveyard);

@@ -179,7 +179,8 @@ private:
     void accept_clients();
     bool refuse_for_want_of_fds(int err);
     bool first_refusal_locked(Refusal why);
-    void read_client_locked(Client& c, Graveyard& graveyard);
+    void read_client_locked(Client& c, bool hung_up, Graveyard& graveyard);
+    bool read_record_locked(Client& c, Graveyard& graveyard);
     void release_locked(Client& c, uint64_t seq, Graveyard& graveyard);
     void finish_client_locked(Client& c, uint64_t last_seq, Graveyard& graveyard);
     bool has_taker_locked() const noexcept;
@@ -221,7 +222,9 @@ private:
     ino_t path_ino_ = 0;
     uint32_t peak_clients_ = 0;
     std::condition_variable connected_; ///< a receiver arrived, or unlock() was called
-    std::condition_variable released_;  ///< a receiver released frames or left, or unlock()
+    /// A receiver released frames or left, unlock(), a send finished: what send_frame()'s
+    /// back-pressure and stop() wait for.
+    Generation released_;
     bool unlocked_ = false;
     // Atomics so the element's property reads never wait for the lock.
     std::atomic<uint32_t> clients_{0};

@@ -5,9 +5,12 @@
 #include "ipc_wake.hpp"
 
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace edgetensor::ipc
@@ -59,6 +62,34 @@ bool WakePipe::drain() noexcept
         if (std::memchr(buf, 0, size_t(r)))
             stop = true;
     }
+}
+
+namespace
+{
+long futex(std::atomic<uint32_t>& word, int op, uint32_t value) noexcept
+{
+    static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+                  std::atomic<uint32_t>::is_always_lock_free);
+    return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, nullptr, nullptr, 0);
+}
+} // namespace
+
+void Generation::sleep_while(uint32_t seen) noexcept
+{
+    // sleepers_ before the second look at gen_, notify_all() the other way round (both
+    // sequentially consistent): either it sees a sleeper and wakes it, or this sees the new
+    // generation and does not sleep; a FUTEX_WAIT after the change returns at once (EAGAIN).
+    sleepers_.fetch_add(1);
+    while (gen_.load() == seen)
+        futex(gen_, FUTEX_WAIT_PRIVATE, seen);
+    sleepers_.fetch_sub(1);
+}
+
+void Generation::notify_all() noexcept
+{
+    gen_.fetch_add(1);
+    if (sleepers_.load() != 0)
+        futex(gen_, FUTEX_WAKE_PRIVATE, uint32_t(INT32_MAX));
 }
 
 } // namespace edgetensor::ipc
