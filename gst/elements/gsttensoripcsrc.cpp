@@ -134,7 +134,7 @@ struct Streaming {
 // mu, touched by the streaming thread (and by start/stop when it is not running); the
 // receiver's unlock() is the only cross-thread signal.
 struct State {
-    explicit State(GstTensorIpcSrc* self) : observer(self), receiver(observer) {}
+    explicit State(GstTensorIpcSrc* self) : observer(self), receiver(observer, &files) {}
     Settings settings;
     std::mutex mu;
     Streaming streaming;

@@ -157,6 +157,16 @@ GstMemory* MappedFiles::share(GstAllocator* alloc, UniqueFd fd, const ipc::FdFil
     return mem;
 }
 
+bool MappedFiles::kept(uint64_t dev, uint64_t ino) const noexcept
+{
+    const MemoryIdentity id{dev, ino};
+    std::lock_guard<std::mutex> lock(mu_);
+    // Memfds only: a DMA-BUF's checks are not a memfd's.
+    return std::any_of(lru_.begin(), lru_.end(), [&](const Entry& e) {
+        return e.id == id && !gst_is_dmabuf_memory(e.mem.get());
+    });
+}
+
 void MappedFiles::clear()
 {
     std::list<Entry> dropped;

@@ -48,7 +48,7 @@ void hold_release(GstMemory* mem, const std::shared_ptr<ipc::FrameRelease>& rele
 /// DMA_BUF_IOCTL_SYNC, kept mapping or not. The files are the ones the import cache holds,
 /// under the same bound (`cache-size`), least recently used dropped first; buffers in flight
 /// keep theirs.
-class MappedFiles
+class MappedFiles final : public ipc::KeptFiles
 {
 public:
     /// A memory of `alloc` (the fd or the dmabuf allocator) for [offset, offset + size) of
@@ -60,13 +60,16 @@ public:
                      gsize offset, gsize size, guint bound, std::string* why);
     /// Drops every file's memory (the sender's caps changed, the element stopped).
     void clear();
+    /// A memfd of this file is kept (its fd open in the memory): the receiver's checks of
+    /// each frame's fds need not ask for its seals again. Any thread.
+    bool kept(uint64_t dev, uint64_t ino) const noexcept override;
 
 private:
     struct Entry {
         MemoryIdentity id;
         MiniObjectPtr<GstMemory> mem;
     };
-    std::mutex mu_;
+    mutable std::mutex mu_;
     std::list<Entry> lru_; // front: the most recently used
 };
 

@@ -18,7 +18,8 @@
 // lookup, so every library's calls land here); not built under sanitizers, which interpose
 // them too. fstat is counted the same way: the receiver asks which file each received fd is
 // once per frame (the check that it is a sealed memfd of the size described), and every later
-// lookup by file (its kept mapping, the import cache) reuses that answer.
+// lookup by file (its kept mapping, the import cache) reuses that answer. fcntl(F_GET_SEALS)
+// too: a memfd's seals are asked when it first comes, not again while the receiver keeps it.
 
 #include "gst_test_util.hpp"
 #include "ipc_test_util.hpp"
@@ -26,6 +27,7 @@
 #include <gst/allocators/allocators.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdarg>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -44,11 +47,13 @@ namespace
 std::atomic<uint64_t> g_mmaps{0};
 std::atomic<uint64_t> g_munmaps{0};
 std::atomic<uint64_t> g_fstats{0};
+std::atomic<uint64_t> g_seal_reads{0};
 
 using MmapFn = void* (*)(void*, size_t, int, int, int, off_t);
 using MunmapFn = int (*)(void*, size_t);
 using FstatFn = int (*)(int, struct stat*);
 using FstatatFn = int (*)(int, const char*, struct stat*, int);
+using FcntlFn = int (*)(int, int, ...);
 
 template <typename Fn> Fn next_symbol(const char* name)
 {
@@ -112,6 +117,41 @@ extern "C" int counted_fstatat64(int dirfd, const char* path, struct stat* st, i
     return real(dirfd, path, st, flags);
 }
 
+// fcntl's third argument is an int, a long or a pointer as the command says; like glibc, take
+// it as a pointer-sized value and pass it on.
+extern "C" int counted_fcntl(int, int, ...) __asm__("fcntl");
+extern "C" int counted_fcntl64(int, int, ...) __asm__("fcntl64");
+
+namespace
+{
+int forward_fcntl(const char* name, int fd, int cmd, void* arg)
+{
+    const FcntlFn real = next_symbol<FcntlFn>(name);
+#ifdef F_GET_SEALS
+    if (cmd == F_GET_SEALS)
+        g_seal_reads.fetch_add(1, std::memory_order_relaxed);
+#endif
+    return real(fd, cmd, arg);
+}
+} // namespace
+
+extern "C" int counted_fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void* arg = va_arg(ap, void*);
+    va_end(ap);
+    return forward_fcntl("fcntl", fd, cmd, arg);
+}
+extern "C" int counted_fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void* arg = va_arg(ap, void*);
+    va_end(ap);
+    return forward_fcntl("fcntl64", fd, cmd, arg);
+}
+
 namespace
 {
 
@@ -124,6 +164,7 @@ struct Sample {
     uint64_t mmaps = 0;
     uint64_t munmaps = 0;
     uint64_t fstats = 0;
+    uint64_t seal_reads = 0;
     long minflt = 0;
 };
 
@@ -131,7 +172,7 @@ Sample sample_now()
 {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    return {g_mmaps.load(), g_munmaps.load(), g_fstats.load(), ru.ru_minflt};
+    return {g_mmaps.load(), g_munmaps.load(), g_fstats.load(), g_seal_reads.load(), ru.ru_minflt};
 }
 
 struct Probe {
@@ -340,9 +381,16 @@ TEST(MapCostIpc, AReceiverThatReadsEveryFrameMapsEachSenderBufferOnce)
     const uint64_t fstats = probe.end.fstats - probe.start.fstats;
     EXPECT_LE(fstats, kSteady + 2 * late)
         << "fstat calls in " << kSteady << " steady-state frames (one memory each)";
-    std::printf("[ ipc-receiver ] %s: %llu mmap, %llu munmap, %llu fstat, %.3f minor faults/frame "
-                "over %d frames; %zu sender buffers, %llu first seen in those frames\n",
+    // A memfd's seals are asked when it first arrives; the receiver keeps it mapped, and a
+    // seal is never removed (one a frame before).
+    const uint64_t seal_reads = probe.end.seal_reads - probe.start.seal_reads;
+    EXPECT_LE(seal_reads, late) << "fcntl(F_GET_SEALS) calls in " << kSteady
+                                << " steady-state frames";
+    std::printf("[ ipc-receiver ] %s: %llu mmap, %llu munmap, %llu fstat, %llu F_GET_SEALS, %.3f "
+                "minor faults/frame over %d frames; %zu sender buffers, %llu first seen in those "
+                "frames\n",
                 probe.dmabuf ? "DMA-BUF" : "memfd", (unsigned long long)mmaps,
-                (unsigned long long)munmaps, (unsigned long long)fstats, faults, kSteady,
+                (unsigned long long)munmaps, (unsigned long long)fstats,
+                (unsigned long long)seal_reads, faults, kSteady,
                 probe.warm.size() + probe.new_in_steady.size(), (unsigned long long)late);
 }

@@ -326,6 +326,66 @@ TEST(IpcWire, AfterAMemfdPassedEveryMemfdStillHasItsSealsAndSizeChecked_Negative
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// The files a receiver says it keeps: one (dev, ino).
+class OneKeptFile final : public KeptFiles
+{
+public:
+    explicit OneKeptFile(int fd)
+    {
+        struct stat st {
+        };
+        EXPECT_EQ(::fstat(fd, &st), 0);
+        dev_ = uint64_t(st.st_dev);
+        ino_ = uint64_t(st.st_ino);
+    }
+    bool kept(uint64_t dev, uint64_t ino) const noexcept override
+    {
+        ++asked;
+        return dev == dev_ && ino == ino_;
+    }
+    mutable int asked = 0;
+
+private:
+    uint64_t dev_ = 0, ino_ = 0;
+};
+
+// A file the receiver keeps was checked when it came, and memfd seals are never removed: its
+// seals are not asked again (shown by an unsealed memfd the receiver claims to keep, which
+// the receiver's own bookkeeping never does). Everything else is still checked for it (its
+// size, its kind), and a file it does not keep has its seals checked as before.
+TEST(IpcWire, AKeptMemfdsSealsAreNotAskedAgainButItsSizeAndEveryOtherFileAre_Negative)
+{
+    const auto before = open_fds();
+    {
+        UniqueFd unsealed(::memfd_create("ipc-kept", MFD_CLOEXEC));
+        ASSERT_EQ(::ftruncate(unsealed.get(), 4096), 0);
+        OneKeptFile kept(unsealed.get());
+        auto file = check_fd(unsealed.get(), flat_record(4096), &kept);
+        ASSERT_TRUE(file) << file.error().message();
+        EXPECT_TRUE(file->known);
+        EXPECT_EQ(kept.asked, 1);
+        EXPECT_FALSE(check_fd(unsealed.get(), flat_record(4096))) << "without the kept files";
+
+        auto too_small = check_fd(unsealed.get(), flat_record(8192), &kept);
+        ASSERT_FALSE(too_small);
+        EXPECT_NE(too_small.error().message().find("holds 4096 bytes"), std::string::npos)
+            << too_small.error().message();
+
+        UniqueFd other(::memfd_create("ipc-not-kept", MFD_CLOEXEC));
+        ASSERT_EQ(::ftruncate(other.get(), 4096), 0);
+        auto res = check_fd(other.get(), flat_record(4096), &kept);
+        ASSERT_FALSE(res);
+        EXPECT_NE(res.error().message().find("F_SEAL_SHRINK"), std::string::npos);
+
+        std::vector<UniqueFd> fds;
+        fds.emplace_back(::fcntl(other.get(), F_DUPFD_CLOEXEC, 0));
+        auto f = parse(frame_bytes(FrameHead{}, {flat_record(4096)}), std::move(fds), false);
+        ASSERT_TRUE(f) << f.error().message();
+        EXPECT_FALSE(check_frame_fds(f->frame, &kept)) << "a frame of a file not kept";
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
 TEST(IpcSocket, RecordsAndFdsCrossASocketAndExcessFdsAreClosed)
 {
     const auto before = open_fds();

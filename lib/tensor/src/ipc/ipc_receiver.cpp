@@ -244,7 +244,7 @@ Event Receiver::frame(Frame&& f, const std::shared_ptr<Connection>& conn)
     if (!caps_ok)
         return invalid(name + " for caps " + std::to_string(f.head.caps_seq) +
                        " before those caps");
-    if (auto r = check_frame_fds(f); !r)
+    if (auto r = check_frame_fds(f, kept_); !r)
         return invalid(name + ": " + r.error().message());
     Event e = event_of(Event::Kind::Frame);
     e.frame = std::move(f);

@@ -88,7 +88,9 @@ struct ReceiverStats {
 class Receiver
 {
 public:
-    explicit Receiver(LogObserver& log) : log_(log) {}
+    /// `kept` (optional, outliving the Receiver): the files the element keeps open, whose
+    /// seals check_fd() need not ask again (see KeptFiles).
+    explicit Receiver(LogObserver& log, const KeptFiles* kept = nullptr) : log_(log), kept_(kept) {}
     ~Receiver() { stop(); }
     Receiver(const Receiver&) = delete;
     Receiver& operator=(const Receiver&) = delete;
@@ -135,6 +137,7 @@ private:
     std::shared_ptr<Connection> connection();
 
     LogObserver& log_;
+    const KeptFiles* kept_;
     WakePipe wake_;
     std::atomic<bool> flushing_{false};
     std::atomic<uint64_t> received_{0};

@@ -404,7 +404,7 @@ namespace
 std::atomic<uint64_t> memfd_dev_plus_one{0};
 } // namespace
 
-Result<FdFile> check_fd(int fd, const MemoryRecord& record)
+Result<FdFile> check_fd(int fd, const MemoryRecord& record, const KeptFiles* kept)
 {
     // A HOST fd is fstat()ed anyway (its size); a DMA-BUF is sized with lseek.
     struct stat st {
@@ -447,11 +447,13 @@ Result<FdFile> check_fd(int fd, const MemoryRecord& record)
             return bad("the memfd holds " + std::to_string(st.st_size) +
                        " bytes, the descriptor needs " + std::to_string(need));
 #ifdef F_GET_SEALS
-        const int seals = ::fcntl(fd, F_GET_SEALS);
-        if (seals < 0 || !(seals & F_SEAL_SHRINK))
-            return bad("the memfd is not sealed against shrinking (F_SEAL_SHRINK); the sender "
-                       "could truncate it under the receiver's mapping");
-        memfd_dev_plus_one.store(uint64_t(st.st_dev) + 1, std::memory_order_relaxed);
+        if (!kept || !kept->kept(uint64_t(st.st_dev), uint64_t(st.st_ino))) {
+            const int seals = ::fcntl(fd, F_GET_SEALS);
+            if (seals < 0 || !(seals & F_SEAL_SHRINK))
+                return bad("the memfd is not sealed against shrinking (F_SEAL_SHRINK); the "
+                           "sender could truncate it under the receiver's mapping");
+            memfd_dev_plus_one.store(uint64_t(st.st_dev) + 1, std::memory_order_relaxed);
+        }
 #endif
         return FdFile{uint64_t(st.st_dev), uint64_t(st.st_ino), true};
     }
@@ -460,12 +462,12 @@ Result<FdFile> check_fd(int fd, const MemoryRecord& record)
                           hex(magic) + ")");
 }
 
-Result<void> check_frame_fds(Frame& frame)
+Result<void> check_frame_fds(Frame& frame, const KeptFiles* kept)
 {
     for (uint32_t i = 0; i < frame.head.n_memories && i < kMaxMemories; ++i) {
         if (!frame.fds[i])
             return bad("memory " + std::to_string(i) + " has no fd");
-        auto r = check_fd(frame.fds[i].get(), frame.memories[i]);
+        auto r = check_fd(frame.fds[i].get(), frame.memories[i], kept);
         if (!r)
             return make_error(r.error().code(),
                               "memory " + std::to_string(i) + ": " + r.error().message());

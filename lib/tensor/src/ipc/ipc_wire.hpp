@@ -123,6 +123,20 @@ struct FdFile {
     bool known = false;
 };
 
+/// The memfds a receiver keeps open from earlier frames (tensoripcsrc maps each file once),
+/// every one of them checked by check_fd() when it first came. A memfd's seals are never
+/// removed, and while one file is kept open no other can have its (st_dev, st_ino): check_fd()
+/// does not ask the kernel for the seals of a file kept() names, one system call less a frame.
+class KeptFiles
+{
+public:
+    /// True when a memfd of this (st_dev, st_ino), checked when it came, is open here now.
+    virtual bool kept(uint64_t dev, uint64_t ino) const noexcept = 0;
+
+protected:
+    ~KeptFiles() = default;
+};
+
 struct Frame {
     FrameHead head;
     std::array<MemoryRecord, kMaxMemories> memories{};
@@ -181,11 +195,11 @@ Result<Message> parse(std::span<const uint8_t> bytes, std::vector<UniqueFd> fds,
 /// kind HOST (sealed against shrinking, so the sender cannot cut it under a reader's mapping),
 /// at least max(capacity, maxsize) bytes long. Errors name the fd's filesystem magic or size.
 /// Returns the fd's file where the checks read it (a memfd).
-Result<FdFile> check_fd(int fd, const MemoryRecord& record);
+Result<FdFile> check_fd(int fd, const MemoryRecord& record, const KeptFiles* kept = nullptr);
 
 /// check_fd() for every memory of a parsed frame, and for every meta fd against its kind and
 /// size; `frame.files` gets the memories' files as check_fd() found them.
-Result<void> check_frame_fds(Frame& frame);
+Result<void> check_frame_fds(Frame& frame, const KeptFiles* kept = nullptr);
 
 /// Bytes a descriptor's shape and strides address (last element included), or an error when
 /// they overflow or a stride is negative.
