@@ -368,6 +368,9 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
         case ipc::Event::Kind::Invalid:
             ret = report_rejection(self, e.rejections, e.why);
             break;
+        case ipc::Event::Kind::Stalled:
+            receiving_stalled(GST_ELEMENT(self), e);
+            break;
         case ipc::Event::Kind::Caps:
             ret = handle_caps(self, e);
             break;

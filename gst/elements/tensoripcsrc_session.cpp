@@ -74,4 +74,17 @@ GstFlowReturn sender_gone(GstElement* self, const Settings& s, const ipc::Event&
     return GST_FLOW_EOS;
 }
 
+void receiving_stalled(GstElement* self, const ipc::Event& e)
+{
+    GST_ELEMENT_WARNING(
+        self, STREAM, FAILED,
+        ("No frame can arrive: downstream has kept, for a second, as many frames as the "
+         "sender lets this receiver hold (%u, tensoripcsink max-pending=%u).",
+         e.held, e.max_pending),
+        ("A sink keeps its last buffer (enable-last-sample=true, the default), and queues and "
+         "aggregators keep more: set tensoripcsink's max-pending above the frames downstream "
+         "keeps, or enable-last-sample=false on the sink. With block=true the sender waits "
+         "meanwhile; without it, it drops every frame for this receiver."));
+}
+
 } // namespace edgetensor::gst::tensoripcsrc

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// How tensoripcsrc's session with a sender can end, told to the user: what ipc::Receiver
-// reports when it cannot connect, and when the sender leaves, as an element error (or
-// warning) naming the socket and the cure, and the flow return that ends the stream.
+// How tensoripcsrc's session with a sender can end or stall, told to the user: what
+// ipc::Receiver reports when it cannot connect, when the sender leaves, and when downstream
+// keeps every frame the sender lets it hold, as an element error (or warning) naming the socket
+// or setting and the cure, and the flow return that ends the stream.
 
 #pragma once
 
@@ -22,5 +23,10 @@ GstFlowReturn connect_failed(GstElement* self, const Settings& s, const ipc::Eve
 /// refused this receiver) or, with on-disconnect=error, when it left without EOS; else a
 /// warning and EOS.
 GstFlowReturn sender_gone(GstElement* self, const Settings& s, const ipc::Event& e);
+
+/// Downstream has kept every frame the sender lets this receiver hold (e.held of
+/// e.max_pending) for a second, so none can arrive: an element warning naming tensoripcsink's
+/// max-pending and the sink's enable-last-sample. The stream goes on (the receiver waits).
+void receiving_stalled(GstElement* self, const ipc::Event& e);
 
 } // namespace edgetensor::gst::tensoripcsrc

@@ -5,7 +5,8 @@
 // with block=true every frame arrives and the bytes held never pass the bound; a frame larger
 // than the bound on its own is an error naming it. And a receiver that ended (num-buffers, an
 // EOS sent to it) while its pipeline stays up holds no blocking sender back, yet the frames it
-// still holds are not reused under it.
+// still holds are not reused under it. A receiver whose downstream keeps all max-pending lets it
+// hold (a sink's last buffer at max-pending=1) says so, naming both settings.
 
 #include "fd_count.hpp"
 #include "ipc_test_util.hpp"
@@ -103,6 +104,41 @@ TEST_F(GstIpcBound, AStalledReceiverPinsNoMoreThanTheBoundAndTheWarningNamesIt)
 
 // block=true: frames wait for releases instead; every one arrives, in order, and the sink
 // never held more than the bound.
+// At max-pending=1 a receiver ending in a sink that keeps its last buffer (every GstBaseSink
+// by default) holds the one frame it may hold for good: no other can come, and the blocking
+// sender waits. The receiver says why, with the two settings that cure it; without the last
+// buffer kept the same pair runs to the end.
+TEST_F(GstIpcBound, AReceiverWhoseSinkKeepsTheOneFrameItMayHoldSaysSo_Negative)
+{
+    const auto before = open_fds();
+    for (const bool keeps_last : {true, false}) {
+        SocketDir dir;
+        Pipeline tx("tensortestsrc num-buffers=30 ! " + std::string(kSmallNv12) +
+                    " ! tensoripcsink name=sink max-pending=1 block=true sync=false "
+                    "wait-for-connection=true socket-path=" +
+                    dir.path());
+        Pipeline rx("tensoripcsrc socket-path=" + dir.path() + " ! fakesink sync=false" +
+                    (keeps_last ? "" : " enable-last-sample=false"));
+        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+        auto m =
+            rx.wait(GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING), 10s);
+        ASSERT_TRUE(m) << "keeps_last=" << keeps_last;
+        const std::string text = message_text(m.get());
+        if (keeps_last) {
+            ASSERT_EQ(GST_MESSAGE_TYPE(m.get()), GST_MESSAGE_WARNING) << text;
+            EXPECT_NE(text.find("max-pending=1"), std::string::npos) << text;
+            EXPECT_NE(text.find("enable-last-sample"), std::string::npos) << text;
+        } else {
+            EXPECT_EQ(GST_MESSAGE_TYPE(m.get()), GST_MESSAGE_EOS) << text;
+        }
+        // The blocked sender lets go of the frame when the receiver leaves, and stops.
+        rx.stop();
+        EXPECT_TRUE(eventually([&] { return uint_property(tx.by_name("sink"), "held") == 0; }, 2s));
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
 TEST_F(GstIpcBound, BlockDeliversEveryFrameWithinTheBound)
 {
     SocketDir dir;

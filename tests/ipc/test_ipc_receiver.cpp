@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -101,10 +102,10 @@ void send_frame(int fd, const FrameHead& head, int mem_fd, std::vector<int> extr
     send(fd, *m, extra_fds);
 }
 
-void greet(int fd)
+void greet(int fd, uint32_t max_pending = 2)
 {
     Hello h;
-    h.max_pending = 2;
+    h.max_pending = max_pending;
     h.sink_pid = 4242;
     send(fd, encode_hello(h));
     send(fd, *encode_caps(1, kCaps));
@@ -179,6 +180,67 @@ TEST_F(IpcReceiverTest, ReportsCapsAndFramesAndReleasesEachFrameWhenItsTokenDies
 
     receiver.count_received();
     EXPECT_EQ(receiver.received(), 1u);
+}
+
+// Holding every frame the sink allows (max-pending=1, the frame kept downstream as a sink's
+// last buffer is), the receiver can get no more: after a second of waiting it says so, once
+// per connection, and a frame released then lets the next one come. Holding fewer than that,
+// a wait of any length is no stall.
+TEST_F(IpcReceiverTest, WaitingAfterHoldingEveryFrameTheSinkAllowsIsReportedOnce_Negative)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) {
+        greet(c.get(), 1);
+        UniqueFd mem = sealed_memfd(kFrameBytes, 9);
+        send_frame(c.get(), head_for(1), mem.get());
+        // The sink sends nothing more until the frame comes back, as a blocking one does.
+        const Message rel = next_message(c.get());
+        ASSERT_EQ(rel.type, MsgType::Release);
+        send_frame(c.get(), head_for(2), mem.get());
+    });
+    expect_caps();
+    Event first = receiver.next(config());
+    ASSERT_EQ(first.kind, Event::Kind::Frame) << first.why;
+    const auto t0 = std::chrono::steady_clock::now();
+    Event stalled = receiver.next(config());
+    ASSERT_EQ(stalled.kind, Event::Kind::Stalled) << stalled.why;
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(900));
+    EXPECT_EQ(stalled.held, 1u);
+    EXPECT_EQ(stalled.max_pending, 1u);
+    first = Event{}; // released downstream at last
+    Event second = receiver.next(config());
+    ASSERT_EQ(second.kind, Event::Kind::Frame) << second.why;
+    EXPECT_EQ(second.frame.head.seq, 2u);
+    sink.join();
+
+    // Held again and waited on for longer than a second: said once per connection, so next()
+    // just waits, until unlocked.
+    std::thread unlocker([this] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        receiver.unlock();
+    });
+    EXPECT_EQ(receiver.next(config()).kind, Event::Kind::Flushing);
+    unlocker.join();
+    receiver.unlock_stop();
+}
+
+TEST_F(IpcReceiverTest, HoldingFewerFramesThanTheSinkAllowsAWaitIsNoStall)
+{
+    FakeSink sink(path);
+    sink.serve([](UniqueFd& c) {
+        greet(c.get(), 2);
+        UniqueFd mem = sealed_memfd(kFrameBytes, 9);
+        send_frame(c.get(), head_for(1), mem.get());
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        send_frame(c.get(), head_for(2), mem.get());
+    });
+    expect_caps();
+    Event first = receiver.next(config());
+    ASSERT_EQ(first.kind, Event::Kind::Frame) << first.why;
+    Event second = receiver.next(config());
+    ASSERT_EQ(second.kind, Event::Kind::Frame) << second.why;
+    EXPECT_EQ(second.frame.head.seq, 2u);
+    sink.join();
 }
 
 TEST_F(IpcReceiverTest, BadRecordsAreRefusedCountedAndClosedAndTheSessionGoesOn_Negative)

@@ -20,6 +20,7 @@ namespace edgetensor::ipc
 
 void Connection::release(uint64_t seq) noexcept
 {
+    held_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mu_);
     if (!fd_)
         return;

@@ -10,6 +10,7 @@
 
 #include <edgetensor/unique_fd.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,10 @@ public:
 
     int fd() const noexcept { return fd_.get(); }
 
+    /// A frame of this connection was handed to the element (its FrameRelease made).
+    void hold() noexcept { held_.fetch_add(1, std::memory_order_relaxed); }
+    /// Frames handed over and not yet released: what the sink counts against max-pending.
+    uint32_t held() const noexcept { return held_.load(std::memory_order_relaxed); }
     /// Sends (or queues, when the socket is full) the RELEASE of frame `seq`.
     void release(uint64_t seq) noexcept;
     /// Sends DONE (no frame after `last_seq` will be read), after the releases queued before
@@ -45,10 +50,18 @@ private:
     UniqueFd fd_;
     std::vector<uint64_t> unsent_;
     std::optional<uint64_t> unsent_done_;
+    std::atomic<uint32_t> held_{0};
 };
 
 /// Releases one frame when the last memory of it dies (each memory holds a shared_ptr to it).
 struct FrameRelease {
+    FrameRelease(std::shared_ptr<Connection> c, uint64_t s) : conn(std::move(c)), seq(s)
+    {
+        if (conn)
+            conn->hold();
+    }
+    FrameRelease(const FrameRelease&) = delete;
+    FrameRelease& operator=(const FrameRelease&) = delete;
     std::shared_ptr<Connection> conn;
     uint64_t seq = 0;
     ~FrameRelease()

@@ -20,6 +20,8 @@ namespace
 constexpr int kRetryIntervalMs = 20;
 // How long finish() waits for room for its DONE in a full socket.
 constexpr int kDoneWaitMs = 1000;
+// How long next() waits, holding every frame the sink lets it hold, before it says so.
+constexpr int kStallMs = 1000;
 
 Event event_of(Event::Kind kind)
 {
@@ -46,7 +48,8 @@ Result<void> Receiver::start()
     rejected_ = 0;
     std::lock_guard<std::mutex> lock(mu_);
     conn_.reset();
-    eos_ = greeted_ = have_caps_ = finished_ = false;
+    eos_ = greeted_ = have_caps_ = finished_ = stall_told_ = false;
+    stall_since_.reset();
     caps_seq_ = 0;
     last_seq_ = 0;
     sink_pid_ = 0;
@@ -181,6 +184,7 @@ std::optional<Event> Receiver::connect(const ReceiverConfig& config)
             conn_ = std::make_shared<Connection>(std::move(*fd));
             eos_ = false;
             greeted_ = false;
+            stall_told_ = false;
             last_seq_ = 0;
             sink_pid_ = uint64_t(cred->pid);
             max_pending_ = 0;
@@ -232,9 +236,7 @@ Event Receiver::frame(Frame&& f, const std::shared_ptr<Connection>& conn)
 {
     // Made first: whatever refuses the frame from here on releases it (the token dies with
     // the refusal) and closes its fds.
-    auto release = std::make_shared<FrameRelease>();
-    release->conn = conn;
-    release->seq = f.head.seq;
+    auto release = std::make_shared<FrameRelease>(conn, f.head.seq);
     bool caps_ok;
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -271,14 +273,50 @@ Event Receiver::next(const ReceiverConfig& config)
             continue;
         }
         conn->flush();
-        if (!wait_readable(conn->fd(), -1))
+        // Holding as many frames as the sink allows, this receiver gets no more until
+        // downstream lets one go (a sink keeping its last buffer with max-pending=1): waited
+        // for that long, it says so once per connection.
+        uint32_t max_pending;
+        bool stall_told;
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            max_pending = max_pending_;
+            stall_told = stall_told_;
+        }
+        const bool may_stall = !stall_told && max_pending > 0 && conn->held() >= max_pending;
+        if (!may_stall)
+            stall_since_.reset();
+        else if (!stall_since_)
+            stall_since_ = std::chrono::steady_clock::now();
+        int timeout_ms = -1;
+        if (may_stall) {
+            const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - *stall_since_)
+                                    .count();
+            timeout_ms = int(std::max<int64_t>(0, kStallMs - waited));
+        }
+        if (!wait_readable(conn->fd(), timeout_ms))
             return event_of(Event::Kind::Flushing);
         auto rec = receive_record(conn->fd());
         if (!rec) {
-            if (rec.error().sys_errno() == EAGAIN)
-                continue;
-            return depart(rec.error().message());
+            if (rec.error().sys_errno() != EAGAIN)
+                return depart(rec.error().message());
+            if (may_stall && conn->held() >= max_pending &&
+                std::chrono::steady_clock::now() - *stall_since_ >=
+                    std::chrono::milliseconds(kStallMs)) {
+                {
+                    std::lock_guard<std::mutex> lock(mu_);
+                    stall_told_ = true;
+                }
+                stall_since_.reset();
+                Event e = event_of(Event::Kind::Stalled);
+                e.held = conn->held();
+                e.max_pending = max_pending;
+                return e;
+            }
+            continue;
         }
+        stall_since_.reset();
         if (rec->eof)
             return depart("the socket was closed");
         auto msg = parse(rec->bytes, std::move(rec->fds), rec->truncated);

@@ -18,6 +18,7 @@
 #include <edgetensor/error.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -60,6 +61,11 @@ struct Event {
         Gone,     ///< departure, why: the sender left; the connection is closed
         Failed,   ///< failure, why, peer: no connection could be made
         Flushing, ///< unlock() interrupted next()
+        /// held, max_pending: this receiver has held every frame the sink lets it hold for a
+        /// second while waiting for the next, which cannot come until downstream releases one
+        /// (a sink keeping its last buffer, at max-pending=1). Once per connection; next()
+        /// goes on waiting when called again.
+        Stalled,
     };
     Kind kind = Kind::Flushing;
     uint32_t caps_seq = 0;
@@ -73,6 +79,8 @@ struct Event {
     Departure departure = Departure::WithoutEos;
     ConnectFailure failure = ConnectFailure::Connect;
     PeerCredentials peer;
+    uint32_t held = 0;        ///< Stalled: frames this receiver holds
+    uint32_t max_pending = 0; ///< Stalled: frames the sink lets it hold (its HELLO)
 };
 
 /// What the element reports in its stats.
@@ -154,6 +162,9 @@ private:
     uint32_t caps_seq_ = 0; ///< the accepted caps, when have_caps_
     uint64_t sink_pid_ = 0;
     uint32_t max_pending_ = 0; ///< the HELLO's, on this connection
+    bool stall_told_ = false;  ///< Stalled was reported on this connection
+    /// Since when next() has waited holding max_pending_ frames (streaming thread only).
+    std::optional<std::chrono::steady_clock::time_point> stall_since_;
     std::string last_rejection_;
 };
 
