@@ -111,6 +111,16 @@ void greet(int fd, uint32_t max_pending = 2)
     send(fd, *encode_caps(1, kCaps));
 }
 
+// The sink's greeting (the receiver may hold `max_pending` frames), its caps and FRAME 1; the
+// frame's memfd, for the frames after it.
+UniqueFd greet_and_send_first(int fd, uint32_t max_pending)
+{
+    greet(fd, max_pending);
+    UniqueFd mem = sealed_memfd(kFrameBytes, 9);
+    send_frame(fd, head_for(1), mem.get());
+    return mem;
+}
+
 // The fd-checked socket directory with a receiver in it, started.
 class IpcReceiverTest : public test::FdCheckedTest
 {
@@ -139,6 +149,12 @@ protected:
         EXPECT_EQ(e.caps_seq, 1u);
         EXPECT_EQ(e.caps, kCaps);
         receiver.accept_caps(e.caps_seq);
+    }
+    // The caps, then what next() reports (a frame, for the caller to check).
+    Event expect_caps_and_a_frame()
+    {
+        expect_caps();
+        return receiver.next(config());
     }
     RecordingLog log;
     Receiver receiver{log};
@@ -190,16 +206,13 @@ TEST_F(IpcReceiverTest, WaitingAfterHoldingEveryFrameTheSinkAllowsIsReportedOnce
 {
     FakeSink sink(path);
     sink.serve([](UniqueFd& c) {
-        greet(c.get(), 1);
-        UniqueFd mem = sealed_memfd(kFrameBytes, 9);
-        send_frame(c.get(), head_for(1), mem.get());
+        UniqueFd mem = greet_and_send_first(c.get(), 1);
         // The sink sends nothing more until the frame comes back, as a blocking one does.
         const Message rel = next_message(c.get());
         ASSERT_EQ(rel.type, MsgType::Release);
         send_frame(c.get(), head_for(2), mem.get());
     });
-    expect_caps();
-    Event first = receiver.next(config());
+    Event first = expect_caps_and_a_frame();
     ASSERT_EQ(first.kind, Event::Kind::Frame) << first.why;
     const auto t0 = std::chrono::steady_clock::now();
     Event stalled = receiver.next(config());
@@ -228,14 +241,11 @@ TEST_F(IpcReceiverTest, HoldingFewerFramesThanTheSinkAllowsAWaitIsNoStall)
 {
     FakeSink sink(path);
     sink.serve([](UniqueFd& c) {
-        greet(c.get(), 2);
-        UniqueFd mem = sealed_memfd(kFrameBytes, 9);
-        send_frame(c.get(), head_for(1), mem.get());
+        UniqueFd mem = greet_and_send_first(c.get(), 2);
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         send_frame(c.get(), head_for(2), mem.get());
     });
-    expect_caps();
-    Event first = receiver.next(config());
+    Event first = expect_caps_and_a_frame();
     ASSERT_EQ(first.kind, Event::Kind::Frame) << first.why;
     Event second = receiver.next(config());
     ASSERT_EQ(second.kind, Event::Kind::Frame) << second.why;
