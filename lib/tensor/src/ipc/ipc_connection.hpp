@@ -31,7 +31,8 @@ public:
     void hold() noexcept { held_.fetch_add(1, std::memory_order_relaxed); }
     /// Frames handed over and not yet released: what the sink counts against max-pending.
     uint32_t held() const noexcept { return held_.load(std::memory_order_relaxed); }
-    /// Sends (or queues, when the socket is full) the RELEASE of frame `seq`.
+    /// Sends (or queues, when the socket is full) the RELEASE of frame `seq`, held no more:
+    /// one per hold() (FrameRelease pairs them).
     void release(uint64_t seq) noexcept;
     /// Sends DONE (no frame after `last_seq` will be read), after the releases queued before
     /// it; waits up to `wait_ms` for room in a full socket, then keeps it for the next flush.

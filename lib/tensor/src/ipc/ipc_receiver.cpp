@@ -254,6 +254,46 @@ Event Receiver::frame(Frame&& f, const std::shared_ptr<Connection>& conn)
     return e;
 }
 
+uint32_t Receiver::max_pending() const
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    return max_pending_;
+}
+
+// Holding as many frames as the sink allows, this receiver gets no more until downstream lets
+// one go (a sink keeping its last buffer, with max-pending=1): how long the next wait may last
+// before that is said, once per connection (-1: no limit).
+int Receiver::stall_wait_ms(const Connection& conn)
+{
+    const uint32_t allowed = max_pending();
+    if (stall_told_ || allowed == 0 || conn.held() < allowed) {
+        stall_since_.reset();
+        return -1;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!stall_since_)
+        stall_since_ = now;
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - *stall_since_).count();
+    return int(std::max<int64_t>(0, kStallMs - waited));
+}
+
+// After a wait that brought nothing: Stalled once the receiver has held every frame allowed
+// for kStallMs.
+std::optional<Event> Receiver::stall(const Connection& conn)
+{
+    const uint32_t allowed = max_pending();
+    if (!stall_since_ || conn.held() < allowed ||
+        std::chrono::steady_clock::now() - *stall_since_ < std::chrono::milliseconds(kStallMs))
+        return std::nullopt;
+    stall_told_ = true;
+    stall_since_.reset();
+    Event e = event_of(Event::Kind::Stalled);
+    e.held = conn.held();
+    e.max_pending = allowed;
+    return e;
+}
+
 Event Receiver::next(const ReceiverConfig& config)
 {
     for (;;) {
@@ -273,47 +313,14 @@ Event Receiver::next(const ReceiverConfig& config)
             continue;
         }
         conn->flush();
-        // Holding as many frames as the sink allows, this receiver gets no more until
-        // downstream lets one go (a sink keeping its last buffer with max-pending=1): waited
-        // for that long, it says so once per connection.
-        uint32_t max_pending;
-        bool stall_told;
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            max_pending = max_pending_;
-            stall_told = stall_told_;
-        }
-        const bool may_stall = !stall_told && max_pending > 0 && conn->held() >= max_pending;
-        if (!may_stall)
-            stall_since_.reset();
-        else if (!stall_since_)
-            stall_since_ = std::chrono::steady_clock::now();
-        int timeout_ms = -1;
-        if (may_stall) {
-            const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    std::chrono::steady_clock::now() - *stall_since_)
-                                    .count();
-            timeout_ms = int(std::max<int64_t>(0, kStallMs - waited));
-        }
-        if (!wait_readable(conn->fd(), timeout_ms))
+        if (!wait_readable(conn->fd(), stall_wait_ms(*conn)))
             return event_of(Event::Kind::Flushing);
         auto rec = receive_record(conn->fd());
         if (!rec) {
             if (rec.error().sys_errno() != EAGAIN)
                 return depart(rec.error().message());
-            if (may_stall && conn->held() >= max_pending &&
-                std::chrono::steady_clock::now() - *stall_since_ >=
-                    std::chrono::milliseconds(kStallMs)) {
-                {
-                    std::lock_guard<std::mutex> lock(mu_);
-                    stall_told_ = true;
-                }
-                stall_since_.reset();
-                Event e = event_of(Event::Kind::Stalled);
-                e.held = conn->held();
-                e.max_pending = max_pending;
-                return e;
-            }
+            if (auto stalled = stall(*conn))
+                return std::move(*stalled);
             continue;
         }
         stall_since_.reset();

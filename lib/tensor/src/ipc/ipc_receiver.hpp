@@ -138,6 +138,9 @@ public:
 
 private:
     std::optional<Event> connect(const ReceiverConfig& config);
+    uint32_t max_pending() const;
+    int stall_wait_ms(const Connection& conn);
+    std::optional<Event> stall(const Connection& conn);
     bool wait_readable(int fd, int timeout_ms) noexcept;
     Event invalid(std::string why);
     Event depart(std::string why);
@@ -162,10 +165,12 @@ private:
     uint32_t caps_seq_ = 0; ///< the accepted caps, when have_caps_
     uint64_t sink_pid_ = 0;
     uint32_t max_pending_ = 0; ///< the HELLO's, on this connection
-    bool stall_told_ = false;  ///< Stalled was reported on this connection
-    /// Since when next() has waited holding max_pending_ frames (streaming thread only).
-    std::optional<std::chrono::steady_clock::time_point> stall_since_;
     std::string last_rejection_;
+
+    // The streaming thread's alone (next(), and start() when it is not running).
+    bool stall_told_ = false; ///< Stalled was reported on this connection
+    /// Since when next() has waited holding every frame the sink allows.
+    std::optional<std::chrono::steady_clock::time_point> stall_since_;
 };
 
 } // namespace edgetensor::ipc
