@@ -124,9 +124,8 @@ extern "C" int counted_fcntl64(int, int, ...) __asm__("fcntl64");
 
 namespace
 {
-int forward_fcntl(const char* name, int fd, int cmd, void* arg)
+int forward_fcntl(FcntlFn real, int fd, int cmd, void* arg)
 {
-    const FcntlFn real = next_symbol<FcntlFn>(name);
 #ifdef F_GET_SEALS
     if (cmd == F_GET_SEALS)
         g_seal_reads.fetch_add(1, std::memory_order_relaxed);
@@ -141,7 +140,8 @@ extern "C" int counted_fcntl(int fd, int cmd, ...)
     va_start(ap, cmd);
     void* arg = va_arg(ap, void*);
     va_end(ap);
-    return forward_fcntl("fcntl", fd, cmd, arg);
+    static const FcntlFn real = next_symbol<FcntlFn>("fcntl");
+    return forward_fcntl(real, fd, cmd, arg);
 }
 extern "C" int counted_fcntl64(int fd, int cmd, ...)
 {
@@ -149,7 +149,8 @@ extern "C" int counted_fcntl64(int fd, int cmd, ...)
     va_start(ap, cmd);
     void* arg = va_arg(ap, void*);
     va_end(ap);
-    return forward_fcntl("fcntl64", fd, cmd, arg);
+    static const FcntlFn real = next_symbol<FcntlFn>("fcntl64");
+    return forward_fcntl(real, fd, cmd, arg);
 }
 
 namespace
