@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // tensoripcsink's ipc::ServerObserver: how the server's log, its refused receivers and the
-// byte bound (max-held-bytes) reach the element's debug category and the bus. The server
-// (lib/tensor/src/ipc/ipc_server.hpp) decides; this file words it.
+// byte bound (max-held-bytes) and a receiver that holds a blocking sender up reach the element's
+// debug category and the bus. The server (lib/tensor/src/ipc/ipc_server.hpp) decides; this file
+// words it.
 
 #pragma once
 
@@ -31,6 +32,8 @@ public:
                  const std::string& path, bool first) noexcept override;
     void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound, bool dropped,
                          bool first) noexcept override;
+    void waiting_for_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
+                              uint32_t waited_ms) noexcept override;
 
 private:
     GstTensorIpcSink* self_;

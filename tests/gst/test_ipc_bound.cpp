@@ -107,8 +107,9 @@ TEST_F(GstIpcBound, AStalledReceiverPinsNoMoreThanTheBoundAndTheWarningNamesIt)
 // At max-pending=1 a receiver ending in a sink that keeps its last buffer (every GstBaseSink
 // by default) holds the one frame it may hold for good: no other can come, and the blocking
 // sender waits. The receiver says why, with the two settings that cure it; without the last
-// buffer kept the same pair runs to the end.
-TEST_F(GstIpcBound, AReceiverWhoseSinkKeepsTheOneFrameItMayHoldSaysSo_Negative)
+// buffer kept the same pair runs to the end. The sender, which cannot tell a stuck receiver
+// from a slow one, names the receiver it has waited a second for, and the setting that waits.
+TEST_F(GstIpcBound, AReceiverWhoseSinkKeepsTheOneFrameItMayHoldSaysSoAndSoDoesTheSender_Negative)
 {
     const auto before = open_fds();
     for (const bool keeps_last : {true, false}) {
@@ -129,8 +130,18 @@ TEST_F(GstIpcBound, AReceiverWhoseSinkKeepsTheOneFrameItMayHoldSaysSo_Negative)
             ASSERT_EQ(GST_MESSAGE_TYPE(m.get()), GST_MESSAGE_WARNING) << text;
             EXPECT_NE(text.find("max-pending=1"), std::string::npos) << text;
             EXPECT_NE(text.find("enable-last-sample"), std::string::npos) << text;
+            auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
+            ASSERT_TRUE(w) << "the blocked sender said nothing";
+            const std::string told = message_text(w.get());
+            EXPECT_NE(told.find("Waiting for receiver pid " + std::to_string(::getpid())),
+                      std::string::npos)
+                << told;
+            EXPECT_NE(told.find("max-pending=1"), std::string::npos) << told;
+            EXPECT_NE(told.find("block=true"), std::string::npos) << told;
         } else {
             EXPECT_EQ(GST_MESSAGE_TYPE(m.get()), GST_MESSAGE_EOS) << text;
+            auto w = tx.wait(GST_MESSAGE_WARNING, 0ms);
+            EXPECT_FALSE(w) << message_text(w.get());
         }
         // The blocked sender lets go of the frame when the receiver leaves, and stops.
         rx.stop();

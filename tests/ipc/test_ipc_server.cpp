@@ -66,6 +66,21 @@ public:
         std::lock_guard<std::mutex> lock(mu);
         bound_reports.push_back({frame_bytes, held_bytes, bound, dropped, first});
     }
+    void waiting_for_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
+                              uint32_t waited_ms) noexcept override
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        wait_reports.push_back({receiver, held, max_pending, waited_ms});
+    }
+    struct WaitReport {
+        std::string receiver;
+        uint32_t held, max_pending, waited_ms;
+    };
+    std::vector<WaitReport> waits()
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        return wait_reports;
+    }
     struct BoundReport {
         uint64_t frame_bytes, held_bytes, bound;
         bool dropped, first;
@@ -83,6 +98,7 @@ public:
     }
     std::mutex mu;
     std::vector<BoundReport> bound_reports;
+    std::vector<WaitReport> wait_reports;
     std::vector<std::string> lines;
     std::atomic<int> refusals{0};
     std::atomic<int> full_refusals{0};
@@ -581,6 +597,85 @@ TEST_F(IpcServerTest, MaxHeldBytesWaitIsReportedOnceAndEndsWithARelease)
     EXPECT_EQ(server.peak_held_bytes(), 2u * 4096);
     EXPECT_EQ(server.dropped(), 0u);
     EXPECT_EQ(observer.reports().size(), 1u);
+}
+
+// A receiver that holds every frame max-pending lets it and releases none stops a blocking
+// sender, which says so once the wait passes report_wait_ms: naming the receiver, once per
+// connection, however many frames wait after. A release lets the frame go.
+TEST_F(IpcServerTest, ABlockedFrameNamesTheReceiverThatHoldsItUpOnce_Negative)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 2;
+    config.report_wait_ms = 50;
+    UniqueFd rx = start_with_one_receiver(config);
+    ASSERT_TRUE(rx);
+    for (int i = 0; i < 2; ++i)
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+    std::atomic<int> sent{0};
+    std::thread sender([&] {
+        for (int i = 0; i < 2; ++i) {
+            auto r = send_one(Keepalive(), false, true);
+            EXPECT_TRUE(r) << r.error().message();
+            sent++;
+        }
+    });
+    ASSERT_TRUE(eventually([&] { return observer.waits().size() == 1u; }));
+    EXPECT_EQ(sent.load(), 0);
+    const auto w = observer.waits().front();
+    EXPECT_EQ(w.receiver.rfind("pid ", 0), 0u) << w.receiver;
+    EXPECT_EQ(w.held, 2u);
+    EXPECT_EQ(w.max_pending, 2u);
+    EXPECT_EQ(w.waited_ms, 50u);
+    EXPECT_TRUE(observer.logged("waited 50 ms for pid"));
+
+    // One release: the third frame goes, the fourth waits again, unreported this time.
+    auto seqs = drain_frames(rx.get());
+    ASSERT_EQ(seqs.size(), 2u);
+    release(rx.get(), std::span(seqs.data(), 1));
+    ASSERT_TRUE(eventually([&] { return sent.load() == 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    EXPECT_EQ(sent.load(), 1);
+    EXPECT_EQ(observer.waits().size(), 1u) << "once per receiver connection";
+    seqs = drain_frames(rx.get());
+    ASSERT_EQ(seqs.size(), 1u);
+    release(rx.get(), std::span(seqs.data(), 1));
+    sender.join();
+    EXPECT_EQ(sent.load(), 2);
+    EXPECT_EQ(server.dropped(), 0u);
+}
+
+// A wait shorter than report_wait_ms, and one the byte bound alone makes, name no receiver.
+TEST_F(IpcServerTest, AShortWaitOrOneForTheByteBoundNamesNoReceiver)
+{
+    ServerConfig config = config_for_path();
+    config.max_pending = 1;
+    config.report_wait_ms = 2000;
+    UniqueFd rx = start_with_one_receiver(config);
+    ASSERT_TRUE(rx);
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    std::thread sender([&] { EXPECT_TRUE(send_one(Keepalive(), false, true)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto seqs = drain_frames(rx.get());
+    ASSERT_EQ(seqs.size(), 1u);
+    release(rx.get(), std::span(seqs.data(), 1));
+    sender.join();
+    EXPECT_TRUE(observer.waits().empty());
+    server.stop();
+
+    config.max_pending = 16;
+    config.max_held_bytes = 4096;
+    config.report_wait_ms = 50;
+    UniqueFd rx2 = start_with_one_receiver(config);
+    ASSERT_TRUE(rx2);
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    std::thread bounded([&] { EXPECT_TRUE(send_one(Keepalive(), false, true)); });
+    ASSERT_TRUE(eventually([&] { return observer.reports().size() == 1u; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    seqs = drain_frames(rx2.get());
+    ASSERT_EQ(seqs.size(), 1u);
+    release(rx2.get(), std::span(seqs.data(), 1));
+    bounded.join();
+    EXPECT_TRUE(observer.waits().empty()) << "the byte bound's wait is over_byte_bound()'s";
 }
 
 TEST_F(IpcServerTest, AFrameLargerThanMaxHeldBytesIsAnError_Negative)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -103,6 +104,47 @@ TEST(IpcThreads, GenerationTurnsBetweenThreadsLoseNoWakeUp)
     done = true;
     noise.join();
     EXPECT_EQ(counter, 2 * kTurns);
+}
+
+// wait_until() gives up at its deadline (woken for nothing meanwhile), and returns as soon as
+// the state it waits for comes.
+TEST(IpcThreads, AGenerationWaitWithADeadlineEndsAtItOrAtTheChange)
+{
+    using namespace std::chrono;
+    std::mutex mu;
+    Generation changed;
+    bool ready = false; // under mu
+    std::atomic<bool> done{false};
+    std::thread noise([&] {
+        while (!done.load()) {
+            changed.notify_all();
+            std::this_thread::sleep_for(milliseconds(5));
+        }
+    });
+    {
+        std::unique_lock<std::mutex> lock(mu);
+        const auto start = steady_clock::now();
+        EXPECT_FALSE(changed.wait_until(lock, start + milliseconds(100), [&] { return ready; }));
+        EXPECT_GE(steady_clock::now() - start, milliseconds(100));
+        EXPECT_TRUE(lock.owns_lock());
+    }
+    std::thread setter([&] {
+        std::this_thread::sleep_for(milliseconds(50));
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            ready = true;
+        }
+        changed.notify_all();
+    });
+    {
+        std::unique_lock<std::mutex> lock(mu);
+        const auto start = steady_clock::now();
+        EXPECT_TRUE(changed.wait_until(lock, start + seconds(30), [&] { return ready; }));
+        EXPECT_LT(steady_clock::now() - start, seconds(10));
+    }
+    setter.join();
+    done = true;
+    noise.join();
 }
 
 TEST(IpcThreads, AListenerAcceptsWhileClientsConnectAndSendFds)

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstring>
 #include <exception>
@@ -102,6 +103,7 @@ bool Server::start(const ServerConfig& config, StartError* error)
         allowed_uid_ = config.allowed_uid;
         max_clients_ = std::max<uint32_t>(config.max_clients, 1);
         max_held_bytes_ = config.max_held_bytes;
+        report_wait_ms_ = config.report_wait_ms;
         refused_once_[0] = refused_once_[1] = false;
         over_bound_once_ = false;
         spare_fd_ = open_spare_fd();
@@ -533,14 +535,20 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
             observer_.over_byte_bound(bytes, held, bound, false, true);
             lock.lock();
         }
-        released_.wait(lock, [this, bytes] {
+        const auto room = [this, bytes] {
             if (unlocked_)
                 return true;
             for (const Client& c : clients_list_)
                 if (c.takes_frames() && c.pending.size() >= max_pending_)
                     return false;
             return fits_locked(bytes);
-        });
+        };
+        const auto report_at =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(report_wait_ms_);
+        if (!released_.wait_until(lock, report_at, room)) {
+            report_waiting_locked(lock);
+            released_.wait(lock, room);
+        }
         if (unlocked_)
             return SendOutcome::Flushing;
     }
@@ -644,6 +652,27 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     lock.unlock();
     // A refused frame's Keepalive (in the graveyard) dies here, outside the lock.
     return SendOutcome::Done;
+}
+
+// A blocked frame has waited report_wait_ms_: names each receiver that holds it up, once per
+// connection. `lock` is released around the observer's calls.
+void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock)
+{
+    std::vector<std::pair<std::string, uint32_t>> holding;
+    for (Client& c : clients_list_)
+        if (c.takes_frames() && c.pending.size() >= max_pending_ &&
+            !std::exchange(c.wait_told, true))
+            holding.emplace_back(c.name, uint32_t(c.pending.size()));
+    if (holding.empty())
+        return; // the byte bound holds it (over_byte_bound() said so), or receivers told before
+    const uint32_t max_pending = max_pending_, waited = report_wait_ms_;
+    lock.unlock();
+    for (const auto& [name, held] : holding) {
+        log(LogLevel::Info, "waited %u ms for %s, which holds %u frames", unsigned(waited),
+            name.c_str(), unsigned(held));
+        observer_.waiting_for_receiver(name, held, max_pending, waited);
+    }
+    lock.lock();
 }
 
 void Server::send_eos()

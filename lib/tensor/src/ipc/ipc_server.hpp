@@ -80,6 +80,13 @@ public:
     /// since start(), so a stream that keeps hitting the bound cannot flood the bus.
     virtual void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound,
                                  bool dropped, bool first) noexcept = 0;
+    /// With block, a frame has waited `waited_ms` (ServerConfig::report_wait_ms) for
+    /// `receiver`, which holds `held` frames, all that max_pending lets it: the sender stands
+    /// still until it releases one, and nothing else would say so. Once per receiver
+    /// connection (one slower than the stream would report every frame). Called without the
+    /// server's lock held.
+    virtual void waiting_for_receiver(const std::string& receiver, uint32_t held,
+                                      uint32_t max_pending, uint32_t waited_ms) noexcept = 0;
 };
 
 struct ServerConfig {
@@ -95,6 +102,10 @@ struct ServerConfig {
     /// would pass it waits for releases (block) or is dropped for every receiver; a frame
     /// larger than the bound on its own is an error.
     uint64_t max_held_bytes = 0;
+    /// How long a blocked frame waits for a receiver holding max_pending frames before
+    /// waiting_for_receiver() names it (as long as tensoripcsrc waits before saying its own
+    /// downstream holds them).
+    uint32_t report_wait_ms = 1000;
 };
 
 /// Which step of start() failed, so the element can name it.
@@ -164,7 +175,8 @@ private:
         std::set<uint64_t> pending; ///< frames sent and not yet released
         uint32_t caps_seq = 0;      ///< the caps this receiver has; 0 = none yet
         bool dead = false;
-        bool done = false; ///< it sent DONE: it reads no more, and only releases what it read
+        bool done = false;      ///< it sent DONE: it reads no more, and only releases what it read
+        bool wait_told = false; ///< waiting_for_receiver() named it
         std::string name;
         bool takes_frames() const noexcept { return !dead && !done; }
     };
@@ -189,6 +201,7 @@ private:
     void forget_held_locked(std::unordered_map<uint64_t, Held>::iterator it, Graveyard& graveyard);
     bool fits_locked(uint64_t bytes) const noexcept;
     bool send_caps_locked(Client& c);
+    void report_waiting_locked(std::unique_lock<std::mutex>& lock);
     bool logs(LogLevel level) const noexcept { return observer_.log_enabled(level); }
     void log(LogLevel level, const char* format, ...) noexcept
         __attribute__((format(printf, 3, 4)));
@@ -207,6 +220,7 @@ private:
     int allowed_uid_ = -1;
     uint32_t max_clients_ = 64;
     uint64_t max_held_bytes_ = 0;
+    uint32_t report_wait_ms_ = 1000;
     bool refused_once_[2] = {};    ///< per Refusal: reported since start()
     bool over_bound_once_ = false; ///< an over_byte_bound() reported since start()
     /// Held open so that, with the fd table full, accept() can still take a connection off

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 
 namespace edgetensor::ipc
 {
@@ -66,11 +67,12 @@ bool WakePipe::drain() noexcept
 
 namespace
 {
-long futex(std::atomic<uint32_t>& word, int op, uint32_t value) noexcept
+long futex(std::atomic<uint32_t>& word, int op, uint32_t value,
+           const timespec* timeout = nullptr) noexcept
 {
     static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
                   std::atomic<uint32_t>::is_always_lock_free);
-    return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, nullptr, nullptr, 0);
+    return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, timeout, nullptr, 0);
 }
 } // namespace
 
@@ -82,6 +84,17 @@ void Generation::sleep_while(uint32_t seen) noexcept
     sleepers_.fetch_add(1);
     while (gen_.load() == seen)
         futex(gen_, FUTEX_WAIT_PRIVATE, seen);
+    sleepers_.fetch_sub(1);
+}
+
+void Generation::sleep_once(uint32_t seen, std::chrono::steady_clock::duration most) noexcept
+{
+    // FUTEX_WAIT's timeout is relative, on CLOCK_MONOTONIC (steady_clock's clock).
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(most).count();
+    const timespec rel{time_t(ns / 1000000000), long(ns % 1000000000)};
+    sleepers_.fetch_add(1);
+    if (gen_.load() == seen)
+        futex(gen_, FUTEX_WAIT_PRIVATE, seen, &rel);
     sleepers_.fetch_sub(1);
 }
 

@@ -12,6 +12,7 @@
 #include <edgetensor/unique_fd.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 
@@ -62,11 +63,29 @@ public:
             lock.lock();
         }
     }
+    /// As wait(), giving up at `deadline`: pred()'s value on return.
+    template <typename Pred>
+    bool wait_until(std::unique_lock<std::mutex>& lock,
+                    std::chrono::steady_clock::time_point deadline, Pred pred)
+    {
+        while (!pred()) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= deadline)
+                return false;
+            const uint32_t seen = gen_.load();
+            lock.unlock();
+            sleep_once(seen, deadline - now);
+            lock.lock();
+        }
+        return true;
+    }
     /// Wakes every waiter; a system call only when one sleeps.
     void notify_all() noexcept;
 
 private:
     void sleep_while(uint32_t seen) noexcept;
+    /// One sleep while gen_ is `seen`, of at most `most` (a wake, a signal or the time ends it).
+    void sleep_once(uint32_t seen, std::chrono::steady_clock::duration most) noexcept;
 
     std::atomic<uint32_t> gen_{0};
     std::atomic<uint32_t> sleepers_{0};
