@@ -92,15 +92,14 @@ void Observer::over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64
                              "later waits are not reported"));
 }
 
-void Observer::waiting_for_receiver(const std::string& receiver, uint32_t held,
+void Observer::waiting_for_receiver(const std::string& receiver, uint32_t /*held: max_pending*/,
                                     uint32_t max_pending, uint32_t waited_ms) noexcept
 {
     GST_ELEMENT_WARNING(self_, RESOURCE, BUSY,
-                        ("Waiting for receiver %s: it has held %u frames (max-pending=%u) for "
-                         "%u ms without releasing one, and block=true makes every frame wait "
-                         "for it.",
-                         receiver.c_str(), unsigned(held), unsigned(max_pending),
-                         unsigned(waited_ms)),
+                        ("Waiting for receiver %s: it has held every frame it may "
+                         "(max-pending=%u) for %u ms without releasing one, and block=true "
+                         "makes every frame wait for it.",
+                         receiver.c_str(), unsigned(max_pending), unsigned(waited_ms)),
                         ("the stream goes on when it releases a frame or disconnects; "
                          "block=false drops frames for a receiver that holds max-pending "
                          "instead. A receiving pipeline whose own sink keeps the frames says so "
