@@ -543,9 +543,11 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
                     return false;
             return fits_locked(bytes);
         };
-        const auto report_at =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(report_wait_ms_);
-        if (!released_.wait_until(lock, report_at, room)) {
+        // The clock is read only when there is a wait (most frames find room at once).
+        if (!room() && !released_.wait_until(lock,
+                                             std::chrono::steady_clock::now() +
+                                                 std::chrono::milliseconds(report_wait_ms_),
+                                             room)) {
             report_waiting_locked(lock);
             released_.wait(lock, room);
         }
