@@ -161,6 +161,19 @@ protected:
         EXPECT_TRUE(eventually([&] { return server.clients() == 1u; }));
         return rx ? std::move(*rx) : UniqueFd();
     }
+    // The receiver's end of a server started with these bounds, after `frames` blocking sends.
+    UniqueFd start_and_send(uint32_t max_pending, uint32_t report_wait_ms, uint64_t max_held_bytes,
+                            int frames)
+    {
+        ServerConfig config = config_for_path();
+        config.max_pending = max_pending;
+        config.report_wait_ms = report_wait_ms;
+        config.max_held_bytes = max_held_bytes;
+        UniqueFd rx = start_with_one_receiver(config);
+        for (int i = 0; i < frames && rx; ++i)
+            EXPECT_TRUE(send_one(Keepalive(), false, true));
+        return rx;
+    }
     RecordingObserver observer;
     Server server{observer};
 
@@ -599,18 +612,21 @@ TEST_F(IpcServerTest, MaxHeldBytesWaitIsReportedOnceAndEndsWithARelease)
     EXPECT_EQ(observer.reports().size(), 1u);
 }
 
+// Reads the `expected` frames waiting on `rx` and releases the oldest.
+void release_oldest(int rx, size_t expected)
+{
+    const auto seqs = drain_frames(rx);
+    ASSERT_EQ(seqs.size(), expected);
+    release(rx, std::span(seqs.data(), 1));
+}
+
 // A receiver that holds every frame max-pending lets it and releases none stops a blocking
 // sender, which says so once the wait passes report_wait_ms: naming the receiver, once per
 // connection, however many frames wait after. A release lets the frame go.
 TEST_F(IpcServerTest, ABlockedFrameNamesTheReceiverThatHoldsItUpOnce_Negative)
 {
-    ServerConfig config = config_for_path();
-    config.max_pending = 2;
-    config.report_wait_ms = 50;
-    UniqueFd rx = start_with_one_receiver(config);
+    UniqueFd rx = start_and_send(2, 50, 0, 2);
     ASSERT_TRUE(rx);
-    for (int i = 0; i < 2; ++i)
-        ASSERT_TRUE(send_one(Keepalive(), false, true));
     std::atomic<int> sent{0};
     std::thread sender([&] {
         for (int i = 0; i < 2; ++i) {
@@ -629,16 +645,12 @@ TEST_F(IpcServerTest, ABlockedFrameNamesTheReceiverThatHoldsItUpOnce_Negative)
     EXPECT_TRUE(observer.logged("waited 50 ms for pid"));
 
     // One release: the third frame goes, the fourth waits again, unreported this time.
-    auto seqs = drain_frames(rx.get());
-    ASSERT_EQ(seqs.size(), 2u);
-    release(rx.get(), std::span(seqs.data(), 1));
+    release_oldest(rx.get(), 2);
     ASSERT_TRUE(eventually([&] { return sent.load() == 1; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     EXPECT_EQ(sent.load(), 1);
     EXPECT_EQ(observer.waits().size(), 1u) << "once per receiver connection";
-    seqs = drain_frames(rx.get());
-    ASSERT_EQ(seqs.size(), 1u);
-    release(rx.get(), std::span(seqs.data(), 1));
+    release_oldest(rx.get(), 1);
     sender.join();
     EXPECT_EQ(sent.load(), 2);
     EXPECT_EQ(server.dropped(), 0u);
@@ -647,33 +659,22 @@ TEST_F(IpcServerTest, ABlockedFrameNamesTheReceiverThatHoldsItUpOnce_Negative)
 // A wait shorter than report_wait_ms, and one the byte bound alone makes, name no receiver.
 TEST_F(IpcServerTest, AShortWaitOrOneForTheByteBoundNamesNoReceiver)
 {
-    ServerConfig config = config_for_path();
-    config.max_pending = 1;
-    config.report_wait_ms = 2000;
-    UniqueFd rx = start_with_one_receiver(config);
+    {
+        UniqueFd rx = start_and_send(1, 2000, 0, 1);
+        ASSERT_TRUE(rx);
+        std::thread sender([&] { EXPECT_TRUE(send_one(Keepalive(), false, true)); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        release_oldest(rx.get(), 1);
+        sender.join();
+        EXPECT_TRUE(observer.waits().empty());
+        server.stop();
+    }
+    UniqueFd rx = start_and_send(16, 50, 4096, 1);
     ASSERT_TRUE(rx);
-    ASSERT_TRUE(send_one(Keepalive(), false, true));
-    std::thread sender([&] { EXPECT_TRUE(send_one(Keepalive(), false, true)); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto seqs = drain_frames(rx.get());
-    ASSERT_EQ(seqs.size(), 1u);
-    release(rx.get(), std::span(seqs.data(), 1));
-    sender.join();
-    EXPECT_TRUE(observer.waits().empty());
-    server.stop();
-
-    config.max_pending = 16;
-    config.max_held_bytes = 4096;
-    config.report_wait_ms = 50;
-    UniqueFd rx2 = start_with_one_receiver(config);
-    ASSERT_TRUE(rx2);
-    ASSERT_TRUE(send_one(Keepalive(), false, true));
     std::thread bounded([&] { EXPECT_TRUE(send_one(Keepalive(), false, true)); });
     ASSERT_TRUE(eventually([&] { return observer.reports().size() == 1u; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    seqs = drain_frames(rx2.get());
-    ASSERT_EQ(seqs.size(), 1u);
-    release(rx2.get(), std::span(seqs.data(), 1));
+    release_oldest(rx.get(), 1);
     bounded.join();
     EXPECT_TRUE(observer.waits().empty()) << "the byte bound's wait is over_byte_bound()'s";
 }
