@@ -59,7 +59,8 @@ void install_properties(GObjectClass* klass)
             "block", "Block",
             "When a receiver holds max-pending frames, wait for it to release "
             "one instead of dropping the frame for it (default false: slow "
-            "receivers drop frames, the pipeline never stalls)",
+            "receivers drop frames, the pipeline never stalls); a wait of a second "
+            "names the receiver in a warning, once per receiver",
             DEFAULT_BLOCK,
             GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
     g_object_class_install_property(
