@@ -91,7 +91,7 @@ GstFlowReturn before_queue(GstTensorBatch* self, GstTensorBatchPad* bp, GstBuffe
 {
     State& state = state_of(self);
     PadStream* ps = bp->stream;
-    if (!ps)
+    if (!ps || !state.early.load(std::memory_order_relaxed))
         return GST_FLOW_OK;
     std::unique_lock<std::mutex> conv(ps->conv_mu);
     // A caps event still in the pad's queue: the converter is not this frame's yet.

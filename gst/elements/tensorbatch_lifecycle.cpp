@@ -93,6 +93,7 @@ gboolean start_impl(GstTensorBatch* self)
             std::swap(st, fresh);
             st.ring.enabled = s.convert_on_arrival && s.mode == GST_TENSOR_BATCH_MODE_STREAMS &&
                               s.ordering == GST_TENSOR_BATCH_ORDERING_FIFO;
+            state_of(self).early = st.ring.enabled;
             st.slots.assign(s.batch_size, false);
             for (const PadPtr& p : pads)
                 p->stream->slot = take_slot(st);
