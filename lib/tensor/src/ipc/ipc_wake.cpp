@@ -76,14 +76,14 @@ long futex(std::atomic<uint32_t>& word, int op, uint32_t value,
 }
 } // namespace
 
-void Generation::sleep_while(uint32_t seen) noexcept
+void Generation::sleep(uint32_t seen, const timespec* timeout) noexcept
 {
     // sleepers_ before the second look at gen_, notify_all() the other way round (both
     // sequentially consistent): either it sees a sleeper and wakes it, or this sees the new
     // generation and does not sleep; a FUTEX_WAIT after the change returns at once (EAGAIN).
     sleepers_.fetch_add(1);
-    while (gen_.load() == seen)
-        futex(gen_, FUTEX_WAIT_PRIVATE, seen);
+    if (gen_.load() == seen)
+        futex(gen_, FUTEX_WAIT_PRIVATE, seen, timeout);
     sleepers_.fetch_sub(1);
 }
 
@@ -92,10 +92,7 @@ void Generation::sleep_once(uint32_t seen, std::chrono::steady_clock::duration m
     // FUTEX_WAIT's timeout is relative, on CLOCK_MONOTONIC (steady_clock's clock).
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(most).count();
     const timespec rel{time_t(ns / 1000000000), long(ns % 1000000000)};
-    sleepers_.fetch_add(1);
-    if (gen_.load() == seen)
-        futex(gen_, FUTEX_WAIT_PRIVATE, seen, &rel);
-    sleepers_.fetch_sub(1);
+    sleep(seen, &rel);
 }
 
 void Generation::notify_all() noexcept

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <mutex>
 
 namespace edgetensor::ipc
@@ -59,7 +60,7 @@ public:
             // Read under the lock: a change after it (which needs the lock) moves it on.
             const uint32_t seen = gen_.load();
             lock.unlock();
-            sleep_while(seen);
+            sleep(seen, nullptr);
             lock.lock();
         }
     }
@@ -83,8 +84,9 @@ public:
     void notify_all() noexcept;
 
 private:
-    void sleep_while(uint32_t seen) noexcept;
-    /// One sleep while gen_ is `seen`, of at most `most` (a wake, a signal or the time ends it).
+    /// One sleep while gen_ is `seen` (a wake, a signal or the time ends it), of at most
+    /// `timeout` (relative, CLOCK_MONOTONIC) when there is one.
+    void sleep(uint32_t seen, const timespec* timeout) noexcept;
     void sleep_once(uint32_t seen, std::chrono::steady_clock::duration most) noexcept;
 
     std::atomic<uint32_t> gen_{0};
