@@ -257,10 +257,9 @@ GstFlowReturn aggregate_streams(GstTensorBatch* self, const tb::Settings& s, boo
     // the streaming lock).
     std::vector<PadPtr> pads = sink_pads(self);
     std::vector<std::optional<guint>> slots;
-    bool early;
+    const bool early = state.early.load(std::memory_order_relaxed);
     {
         std::lock_guard<std::mutex> lock(state.mu);
-        early = state.st.ring.enabled;
         for (const PadPtr& p : pads)
             slots.push_back(p->stream ? p->stream->slot : std::nullopt);
     }

@@ -103,7 +103,7 @@ GstFlowReturn before_queue(GstTensorBatch* self, GstTensorBatchPad* bp, GstBuffe
     std::unique_lock<std::mutex> lock(state.mu);
     Streaming& st = state.st;
     Ring& ring = st.ring;
-    if (!ring.enabled || !ps->slot)
+    if (!ps->slot)
         return GST_FLOW_OK;
     Ticket t;
     t.id = ring.next_ticket++;

@@ -82,7 +82,6 @@ struct Ring {
     /// A pad runs up to four frames ahead of the batch being closed: the one the aggregator
     /// took, two in GstAggregator's queue (live), one in its chain.
     static constexpr size_t kMaxOpen = 4;
-    bool enabled = false; ///< streams mode, ordering=fifo (set at start)
     std::deque<std::unique_ptr<OpenBatch>> open;
     guint64 next_seq = 1;
     guint64 next_ticket = 1;

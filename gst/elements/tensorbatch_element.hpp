@@ -93,9 +93,10 @@ struct State {
     /// Signalled under mu when a slot of an open batch stops being written.
     std::condition_variable written;
     Streaming st;
-    /// st.ring.enabled (set at start), for the pads' chain function to read without mu: a
-    /// frame that is not converted on arrival takes no lock there, so a pad's thread does not
-    /// wait for the aggregator converting that pad's previous frame.
+    /// Frames are converted on arrival (convert-on-arrival, streams mode, ordering=fifo; set
+    /// at start). Atomic so the pads' chain function reads it without mu: a frame that is not
+    /// converted on arrival takes no lock there, so a pad's thread does not wait for the
+    /// aggregator converting that pad's previous frame.
     std::atomic<bool> early{false};
     // update_src_caps said why the output cannot be negotiated (the src task's only).
     bool negotiation_error = false;

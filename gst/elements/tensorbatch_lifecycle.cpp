@@ -91,9 +91,9 @@ gboolean start_impl(GstTensorBatch* self)
             // the temporary's moved-from strings may be uninitialised (a false positive).
             Streaming fresh;
             std::swap(st, fresh);
-            st.ring.enabled = s.convert_on_arrival && s.mode == GST_TENSOR_BATCH_MODE_STREAMS &&
-                              s.ordering == GST_TENSOR_BATCH_ORDERING_FIFO;
-            state_of(self).early = st.ring.enabled;
+            state_of(self).early = s.convert_on_arrival &&
+                                   s.mode == GST_TENSOR_BATCH_MODE_STREAMS &&
+                                   s.ordering == GST_TENSOR_BATCH_ORDERING_FIFO;
             st.slots.assign(s.batch_size, false);
             for (const PadPtr& p : pads)
                 p->stream->slot = take_slot(st);
