@@ -539,7 +539,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
             if (unlocked_)
                 return true;
             for (const Client& c : clients_list_)
-                if (c.takes_frames() && c.pending.size() >= max_pending_)
+                if (full_locked(c))
                     return false;
             return fits_locked(bytes);
         };
@@ -560,7 +560,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
         uint32_t would_take = 0, live = 0;
         for (const Client& c : clients_list_) {
             live += c.takes_frames();
-            would_take += c.takes_frames() && c.pending.size() < max_pending_;
+            would_take += c.takes_frames() && !full_locked(c);
         }
         dropped_ += live;
         const uint64_t held = held_bytes_.load(), bound = max_held_bytes_;
@@ -584,7 +584,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     for (Client& c : clients_list_) {
         if (!c.takes_frames())
             continue;
-        if (c.pending.size() >= max_pending_) {
+        if (full_locked(c)) {
             dropped_++;
             log(LogLevel::Trace, "receiver %s holds %zu frames: frame %llu dropped for it",
                 c.name.c_str(), c.pending.size(), static_cast<unsigned long long>(head.seq));
@@ -662,8 +662,7 @@ void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock)
 {
     std::vector<std::pair<std::string, uint32_t>> holding;
     for (Client& c : clients_list_)
-        if (c.takes_frames() && c.pending.size() >= max_pending_ &&
-            !std::exchange(c.wait_told, true))
+        if (full_locked(c) && !std::exchange(c.wait_told, true))
             holding.emplace_back(c.name, uint32_t(c.pending.size()));
     if (holding.empty())
         return; // the byte bound holds it (over_byte_bound() said so), or receivers told before

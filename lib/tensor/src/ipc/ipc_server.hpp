@@ -200,6 +200,11 @@ private:
     void reap_dead_locked(Graveyard& graveyard);
     void forget_held_locked(std::unordered_map<uint64_t, Held>::iterator it, Graveyard& graveyard);
     bool fits_locked(uint64_t bytes) const noexcept;
+    /// `c` takes frames and holds all max-pending lets it: a frame skips it, or waits (block).
+    bool full_locked(const Client& c) const noexcept
+    {
+        return c.takes_frames() && c.pending.size() >= max_pending_;
+    }
     bool send_caps_locked(Client& c);
     void report_waiting_locked(std::unique_lock<std::mutex>& lock);
     bool logs(LogLevel level) const noexcept { return observer_.log_enabled(level); }
