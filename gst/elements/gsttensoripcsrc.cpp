@@ -33,7 +33,10 @@
  * instead. #GstTensorIpcSrc:allowed-uid refuses a sink of another user (SO_PEERCRED).
  *
  * When the sender goes away without EOS (it stopped, crashed, was killed),
- * #GstTensorIpcSrc:on-disconnect decides: EOS (default) or an element error; never a hang.
+ * #GstTensorIpcSrc:on-disconnect decides: EOS (default), an element error, or reconnect: a
+ * warning, a wait for a sender on the same path as at start (up to #GstTensorIpcSrc:timeout),
+ * then its stream, renegotiated when its caps differ, the running time continuing; never a
+ * hang. Nothing of a sender that left stays imported or mapped here.
  * Timestamps: the sender sends when each frame is due there on CLOCK_MONOTONIC. Not live
  * (the default), the buffers keep the sender's timestamps and the segment starts at the first,
  * so a synchronised sink plays them at the sender's pace from the first frame; with
@@ -73,6 +76,7 @@
 #include <gst/video/video.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -128,6 +132,8 @@ private:
 struct Streaming {
     eg::StreamLayoutPtr layout; ///< the sender's current caps, read once
     bool caps_pushed = false;
+    /// When the last sender left, while on-disconnect=reconnect waits for the next.
+    std::optional<std::chrono::steady_clock::time_point> gone_since;
 };
 
 // One C++ state object per element: settings under the object lock; streaming state under
@@ -256,12 +262,14 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
         return reject(self, sender.error().message());
     eg::import_cache_set_layout(st.cache.get(), *sender);
     bool same;
+    std::optional<std::chrono::steady_clock::time_point> waited;
     {
         std::lock_guard<std::mutex> lock(st.mu);
         Streaming& s = st.streaming;
         same = s.layout && s.layout->same_caps((*sender)->caps.get());
         s.caps_pushed = same && s.caps_pushed;
         s.layout = std::move(*sender);
+        waited = std::exchange(s.gone_since, std::nullopt);
     }
     // As the import cache does: new caps, maybe a new pool. Outside st.mu: dropping the kept
     // memories unmaps and closes them, which the stats and queries need not wait for.
@@ -270,7 +278,25 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     st.receiver.accept_caps(e.caps_seq);
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
     update_max_latency(self);
+    if (waited)
+        sender_back(
+            GST_ELEMENT(self), settings_of(self), st.receiver.stats().sink_pid,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - *waited).count());
     return GST_FLOW_OK;
+}
+
+// on-disconnect=reconnect, the sender gone: what was its goes with it. Its memfds stay mapped,
+// and its buffers imported, only while frames downstream hold them (a dead sender's memory
+// is not pinned by this element); the next sender's caps are compared with its (renegotiated
+// when they differ) and its first frame starts a segment that continues the running time.
+void forget_sender(GstTensorIpcSrc* self)
+{
+    State& st = state_of(self);
+    st.files.clear();
+    gst_edge_tensor_import_cache_clear(st.cache.get(), "the sender went away");
+    st.timeline.restart();
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.streaming.gone_since = std::chrono::steady_clock::now();
 }
 
 // A frame the receiver checked against the protocol and the kernel: checked here against the
@@ -362,7 +388,11 @@ GstFlowReturn create_impl(GstTensorIpcSrc* self, GstBuffer** out)
         case ipc::Event::Kind::Failed:
             return connect_failed(GST_ELEMENT(self), s, e);
         case ipc::Event::Kind::Gone:
-            return sender_gone(GST_ELEMENT(self), s, e);
+            ret = sender_gone(GST_ELEMENT(self), s, e);
+            if (ret != GST_FLOW_OK)
+                return ret;
+            forget_sender(self);
+            break;
         case ipc::Event::Kind::Eos:
             return GST_FLOW_EOS;
         case ipc::Event::Kind::Invalid:

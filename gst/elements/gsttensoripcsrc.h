@@ -18,10 +18,14 @@ G_DECLARE_FINAL_TYPE(GstTensorIpcSrc, gst_tensor_ipc_src, GST, TENSOR_IPC_SRC, G
  * @GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS: end the stream (EOS) when the sender goes away
  * @GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR: post an element error when the sender goes away
  *   without having sent EOS
+ * @GST_TENSOR_IPC_SRC_ON_DISCONNECT_RECONNECT: post an element warning and wait, as at start,
+ *   for a sender on the same socket-path (up to #GstTensorIpcSrc:timeout), then go on with its
+ *   stream: its caps (renegotiated when they differ), the running time continuing
  */
 typedef enum {
     GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS = 0,
     GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR = 1,
+    GST_TENSOR_IPC_SRC_ON_DISCONNECT_RECONNECT = 2,
 } GstTensorIpcSrcOnDisconnect;
 
 /**

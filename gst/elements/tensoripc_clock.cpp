@@ -85,7 +85,8 @@ std::optional<GstSegment> ReceiverSegment::before(GstClockTime pts, GstClockTime
     if (!GST_CLOCK_TIME_IS_VALID(pts))
         return std::nullopt;
     std::optional<GstSegment> due;
-    if (!current_ || pts < current_->start) {
+    if (!current_ || restart_ || pts < current_->start) {
+        restart_ = false;
         GstSegment seg;
         gst_segment_init(&seg, GST_FORMAT_TIME);
         seg.start = pts;
@@ -104,6 +105,7 @@ std::optional<GstSegment> ReceiverSegment::before(GstClockTime pts, GstClockTime
 void ReceiverSegment::reset() noexcept
 {
     current_.reset();
+    restart_ = false;
     reached_ = 0;
 }
 

@@ -52,8 +52,13 @@ public:
     /// Forgets the stream (a new one starts with the next frame).
     void reset() noexcept;
 
+    /// Another sender's stream follows (a reconnection): its first frame starts a new segment
+    /// whatever its PTS, whose base continues the running time already reached.
+    void restart() noexcept { restart_ = current_.has_value(); }
+
 private:
     std::optional<GstSegment> current_;
+    bool restart_ = false;
     GstClockTime reached_ = 0; ///< running time at the end of the last frame
 };
 

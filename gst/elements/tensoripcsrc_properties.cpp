@@ -13,6 +13,8 @@ GType gst_tensor_ipc_src_on_disconnect_get_type(void)
     static const GEnumValue values[] = {
         {GST_TENSOR_IPC_SRC_ON_DISCONNECT_EOS, "End the stream (EOS)", "eos"},
         {GST_TENSOR_IPC_SRC_ON_DISCONNECT_ERROR, "Post an element error", "error"},
+        {GST_TENSOR_IPC_SRC_ON_DISCONNECT_RECONNECT,
+         "Wait for a sender on the same socket-path (up to timeout) and go on", "reconnect"},
         {0, nullptr, nullptr},
     };
     return edgetensor::gst::enum_type(&type, "GstTensorIpcSrcOnDisconnect", values);
@@ -66,8 +68,9 @@ void install_properties(GObjectClass* klass)
     g_object_class_install_property(
         klass, PROP_ON_DISCONNECT,
         g_param_spec_enum("on-disconnect", "On disconnect",
-                          "What to do when the sender goes away without EOS: eos (default) or "
-                          "error",
+                          "What to do when the sender goes away without EOS: eos (default), "
+                          "error, or reconnect (wait up to timeout for a sender on the same "
+                          "socket-path and go on with its stream)",
                           GST_TYPE_TENSOR_IPC_SRC_ON_DISCONNECT, DEFAULT_ON_DISCONNECT, ready));
     g_object_class_install_property(
         klass, PROP_ON_INVALID,

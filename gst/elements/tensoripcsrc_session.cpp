@@ -68,10 +68,31 @@ GstFlowReturn sender_gone(GstElement* self, const Settings& s, const ipc::Event&
                           ("%s", e.why.c_str()));
         return GST_FLOW_ERROR;
     }
+    if (s.on_disconnect == GST_TENSOR_IPC_SRC_ON_DISCONNECT_RECONNECT) {
+        GST_ELEMENT_WARNING(
+            self, RESOURCE, READ,
+            ("The sender on \"%s\" went away without EOS; waiting for one to "
+             "come back.",
+             path),
+            ("%s; on-disconnect=reconnect waits up to timeout (0: forever)", e.why.c_str()));
+        return GST_FLOW_OK;
+    }
     GST_ELEMENT_WARNING(self, RESOURCE, READ,
                         ("The sender on \"%s\" went away without EOS; ending the stream.", path),
                         ("%s", e.why.c_str()));
     return GST_FLOW_EOS;
+}
+
+void sender_back(GstElement* self, const Settings& s, guint64 pid, double waited_s)
+{
+    GST_ELEMENT_INFO(self, RESOURCE, OPEN_READ,
+                     ("A sender is back on \"%s\" (pid %" G_GUINT64_FORMAT
+                      ") after %.1f s; the stream goes on.",
+                      s.socket_path.c_str(), pid, waited_s),
+                     // gst-launch-1.0 prints only this part of an info message.
+                     ("a sender is back on \"%s\" (pid %" G_GUINT64_FORMAT
+                      ") after %.1f s (on-disconnect=reconnect)",
+                      s.socket_path.c_str(), pid, waited_s));
 }
 
 void receiving_stalled(GstElement* self, const ipc::Event& e)

@@ -21,8 +21,13 @@ GstFlowReturn connect_failed(GstElement* self, const Settings& s, const ipc::Eve
 
 /// The sender is gone: EOS after its EOS; an error when it closed before its greeting (it
 /// refused this receiver) or, with on-disconnect=error, when it left without EOS; else a
-/// warning and EOS.
+/// warning and EOS, or with on-disconnect=reconnect a warning and GST_FLOW_OK: the receiver
+/// connects again when next asked (see sender_back()).
 GstFlowReturn sender_gone(GstElement* self, const Settings& s, const ipc::Event& e);
+
+/// A sender is back after on-disconnect=reconnect: an element info message naming it and how
+/// long the stream waited.
+void sender_back(GstElement* self, const Settings& s, guint64 pid, double waited_s);
 
 /// Downstream has kept every frame the sender lets this receiver hold (e.held of
 /// e.max_pending) for a second, so none can arrive: an element warning naming tensoripcsink's

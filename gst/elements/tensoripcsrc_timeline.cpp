@@ -52,6 +52,12 @@ void Timeline::answer_latency(GstQuery* query) const
     gst_query_set_latency(query, TRUE, 0, max_latency());
 }
 
+void Timeline::restart()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    segment_.restart();
+}
+
 void Timeline::reset()
 {
     std::lock_guard<std::mutex> lock(mu_);

@@ -41,6 +41,9 @@ public:
 
     /// Forgets the stream (start, stop).
     void reset();
+    /// Another sender's stream follows (on-disconnect=reconnect): not live, its first frame
+    /// starts a segment that continues the running time reached (ReceiverSegment::restart()).
+    void restart();
 
 private:
     mutable std::mutex mu_;

@@ -133,6 +133,27 @@ TEST(IpcReceiverSegment, TimestampsGoingBackStartASegmentThatContinuesTheRunning
     EXPECT_EQ(again->start, 3 * GST_SECOND);
 }
 
+// Another sender (on-disconnect=reconnect) starts a segment at its first frame even when its
+// timestamps are ahead of the last sender's, and the running time goes on from where it was.
+TEST(IpcReceiverSegment, AfterARestartTheNextSendersFirstFrameStartsASegmentThatContinues)
+{
+    tipc::ReceiverSegment seg;
+    seg.restart();
+    ASSERT_TRUE(seg.before(0, kFrame)) << "a restart before any frame changes nothing";
+    ASSERT_FALSE(seg.before(kFrame, kFrame));
+    const GstClockTime reached = 2 * kFrame;
+    seg.restart();
+    auto next = seg.before(100 * GST_SECOND, kFrame);
+    ASSERT_TRUE(next) << "a PTS ahead is the next sender's start, not a gap";
+    EXPECT_EQ(next->start, 100 * GST_SECOND);
+    EXPECT_EQ(next->base, reached);
+    EXPECT_FALSE(seg.before(100 * GST_SECOND + kFrame, kFrame)) << "one segment per restart";
+    seg.restart();
+    auto back = seg.before(0, kFrame);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->base, reached + 2 * kFrame);
+}
+
 // A live receiver's maximum latency: the frames its sender lets it hold, at the caps' rate.
 TEST(IpcReceiverLatency, MaxPendingFramesAtTheCapsFramerate)
 {
