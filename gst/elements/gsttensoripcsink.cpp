@@ -21,7 +21,9 @@
  * #GstTensorIpcSink:dropped) rather than stalling the pipeline; a receiver that disconnects or
  * dies frees at once everything held for it. What all receivers together may pin is bounded in
  * bytes too (#GstTensorIpcSink:max-held-bytes, 256 MiB by default): past it a buffer waits for
- * releases with #GstTensorIpcSink:block, or is dropped for every receiver without it.
+ * releases with #GstTensorIpcSink:block, or is dropped for every receiver without it. With
+ * block, #GstTensorIpcSink:block-timeout bounds how long a receiver that releases nothing holds
+ * the stream back: past it its frames are dropped until it releases one.
  *
  * Memory without an fd (system memory) is copied into a pooled DMA-BUF or memfd tensor when
  * #GstTensorIpcSink:copy-mode is `auto` (counted in #GstTensorIpcSink:copies, warned once), or
@@ -260,6 +262,15 @@ void gst_tensor_ipc_sink_set_property(GObject* object, guint prop_id, const GVal
             st.server.set_max_held_bytes(v);
             return;
         }
+        if (prop_id == PROP_BLOCK_TIMEOUT) {
+            const guint64 v = g_value_get_uint64(value);
+            {
+                eg::ObjectLockGuard lock(object);
+                st.settings.block_timeout = v;
+            }
+            st.server.set_block_timeout_ms(block_timeout_ms(v));
+            return;
+        }
         if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
             prop_id == PROP_MAX_PENDING)
             st.server.set_max_pending(g_value_get_uint(value));
@@ -295,6 +306,11 @@ void get_property_impl(GObject* object, guint prop_id, GValue* value, GParamSpec
     case PROP_HELD_BYTES:
         g_value_set_uint64(value, st.server.held_bytes());
         break;
+    case PROP_BLOCK_TIMEOUT: {
+        eg::ObjectLockGuard lock(object);
+        g_value_set_uint64(value, st.settings.block_timeout);
+        break;
+    }
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
@@ -337,6 +353,7 @@ gboolean start_impl(GstTensorIpcSink* self)
     config.allowed_uid = s.allowed_uid;
     config.max_clients = s.max_clients;
     config.max_held_bytes = s.max_held_bytes;
+    config.block_timeout_ms = block_timeout_ms(s.block_timeout);
     ipc::StartError err{ipc::StartStep::Listen, edgetensor::Error(edgetensor::ErrorCode::Io, "")};
     if (!st.server.start(config, &err)) {
         switch (err.step) {

@@ -103,7 +103,21 @@ void Observer::waiting_for_receiver(const std::string& receiver, uint32_t /*held
                         ("the stream goes on when it releases a frame or disconnects; "
                          "block=false drops frames for a receiver that holds max-pending "
                          "instead. A receiving pipeline whose own sink keeps the frames says so "
-                         "(tensoripcsrc's warning). Reported once per receiver connection"));
+                         "(tensoripcsrc's warning). Reported once per receiver connection; "
+                         "block-timeout bounds the wait"));
+}
+
+void Observer::gave_up_on_receiver(const std::string& receiver, uint32_t /*held: max_pending*/,
+                                   uint32_t max_pending, uint32_t waited_ms) noexcept
+{
+    GST_ELEMENT_WARNING(self_, RESOURCE, BUSY,
+                        ("Gave up waiting for receiver %s: it held every frame it may "
+                         "(max-pending=%u) for block-timeout (%u ms) without releasing one. "
+                         "Frames are dropped for it until it releases one; the other receivers "
+                         "get every frame.",
+                         receiver.c_str(), unsigned(max_pending), unsigned(waited_ms)),
+                        ("the drops are counted in \"dropped\"; reported once per receiver "
+                         "connection; block-timeout=0 waits for it as long as it takes"));
 }
 
 } // namespace edgetensor::gst::tensoripcsink

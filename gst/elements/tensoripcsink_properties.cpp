@@ -64,6 +64,18 @@ void install_properties(GObjectClass* klass)
             DEFAULT_BLOCK,
             GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
     g_object_class_install_property(
+        klass, PROP_BLOCK_TIMEOUT,
+        g_param_spec_uint64(
+            "block-timeout", "Block timeout",
+            "With block=true, how long a frame waits for a receiver that holds max-pending "
+            "frames before the sender gives up on it: frames are then dropped for that "
+            "receiver (counted in \"dropped\", a warning names it once) until it releases one, "
+            "so a hung receiver holds the others back once, not forever. Nanoseconds, rounded "
+            "up to milliseconds; 0 = wait as long as it takes (0 to 18446744073709551615, "
+            "default 0)",
+            0, G_MAXUINT64, DEFAULT_BLOCK_TIMEOUT,
+            GParamFlags(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
+    g_object_class_install_property(
         klass, PROP_MAX_CLIENTS,
         g_param_spec_uint("max-clients", "Max clients",
                           "Receivers served at once; one more is disconnected before its "

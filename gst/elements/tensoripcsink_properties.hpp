@@ -11,8 +11,8 @@
 
 #include <gst/gst.h>
 
+#include <cstdint>
 #include <span>
-
 #include <string>
 
 namespace edgetensor::gst::tensoripcsink
@@ -35,6 +35,7 @@ enum Prop : guint {
     PROP_HELD,
     PROP_MAX_HELD_BYTES,
     PROP_HELD_BYTES,
+    PROP_BLOCK_TIMEOUT,
 };
 
 inline constexpr guint DEFAULT_SOCKET_MODE = 0600;
@@ -49,6 +50,17 @@ inline constexpr GstTensorIpcSinkCopyMode DEFAULT_COPY_MODE = GST_TENSOR_IPC_SIN
 /// 256 MiB: 20 NV12 4K frames, 2 float32 RGB 4K tensors; far below what max-clients x
 /// max-pending frames can pin at their defaults (128 frames, 1.6 GB of NV12 4K).
 inline constexpr guint64 DEFAULT_MAX_HELD_BYTES = 256ull << 20;
+/// 0: with block=true a frame waits for a receiver as long as it takes (the behaviour before
+/// the property existed).
+inline constexpr guint64 DEFAULT_BLOCK_TIMEOUT = 0;
+
+/// block-timeout (nanoseconds) as the server's milliseconds: rounded up, so that any timeout
+/// set is one; at most ~49 days.
+constexpr uint32_t block_timeout_ms(guint64 ns)
+{
+    const guint64 ms = ns / GST_MSECOND + (ns % GST_MSECOND != 0);
+    return ms > G_MAXUINT32 ? G_MAXUINT32 : uint32_t(ms);
+}
 
 /// The writable properties' values (under the element's object lock).
 struct Settings {
@@ -62,9 +74,10 @@ struct Settings {
     guint max_clients = DEFAULT_MAX_CLIENTS;
     /// Not in setting_fields() (the table holds no 64-bit values): set and read by hand.
     guint64 max_held_bytes = DEFAULT_MAX_HELD_BYTES;
+    guint64 block_timeout = DEFAULT_BLOCK_TIMEOUT; ///< also by hand
 };
 
-/// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_HELD_BYTES.
+/// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_BLOCK_TIMEOUT.
 void install_properties(GObjectClass* klass);
 
 /// Property id -> Settings member: the writable properties, for set_setting() and

@@ -150,6 +150,57 @@ TEST_F(GstIpcBound, AReceiverWhoseSinkKeepsTheOneFrameItMayHoldSaysSoAndSoDoesTh
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// block-timeout: a receiver that holds the frames it may and releases none (a consumer left
+// PAUSED: one frame prerolled, the next blocked on its way) holds a blocking sender back once,
+// for the timeout; the sender names it, drops its frames from then on, and another receiver
+// gets every frame to the end.
+TEST_F(GstIpcBound, ABlockTimeoutLetsTheStreamPassAHungReceiver_Negative)
+{
+    const auto before = open_fds();
+    {
+        SocketDir dir;
+        const std::string path = dir.path();
+        Pipeline hung("tensoripcsrc socket-path=" + path + " ! fakesink");
+        Pipeline rx("tensoripcsrc socket-path=" + path +
+                    " ! appsink name=out sync=false max-buffers=4 enable-last-sample=false");
+        Pipeline tx("tensortestsrc num-buffers=30 pattern=frame-counter ! " +
+                    std::string(kSmallNv12) +
+                    " ! tensoripcsink name=sink max-pending=2 block=true "
+                    "block-timeout=200000000 sync=false socket-path=" +
+                    path);
+        // The sink listens from PAUSED on; both receivers are there before the first frame.
+        ASSERT_NE(gst_element_set_state(tx.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(gst_element_set_state(hung.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+        GstElement* sink = tx.by_name("sink");
+        ASSERT_TRUE(eventually([&] { return uint_property(sink, "clients") == 2; }, 5s));
+        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+
+        GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+        for (guint64 n = 0; n < 30; ++n) {
+            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(out, 5 * GST_SECOND));
+            ASSERT_TRUE(smp) << "frame " << n << ": the sender is stuck";
+            EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(smp.get())), n);
+        }
+        auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
+        ASSERT_TRUE(w);
+        const std::string told = message_text(w.get());
+        EXPECT_NE(told.find("Gave up waiting for receiver pid " + std::to_string(::getpid())),
+                  std::string::npos)
+            << told;
+        EXPECT_NE(told.find("block-timeout (200 ms)"), std::string::npos) << told;
+        auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+        ASSERT_TRUE(end.message);
+        EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
+            << message_text(end.message.get());
+        EXPECT_FALSE(tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
+        // Every frame but the two it holds went past the hung receiver.
+        EXPECT_EQ(u64_property(sink, "dropped"), 28u);
+        EXPECT_EQ(u64_property(sink, "sent"), 32u);
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
 TEST_F(GstIpcBound, BlockDeliversEveryFrameWithinTheBound)
 {
     SocketDir dir;

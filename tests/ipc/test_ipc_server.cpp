@@ -72,6 +72,12 @@ public:
         std::lock_guard<std::mutex> lock(mu);
         wait_reports.push_back({receiver, held, max_pending, waited_ms});
     }
+    void gave_up_on_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
+                             uint32_t waited_ms) noexcept override
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        give_up_reports.push_back({receiver, held, max_pending, waited_ms});
+    }
     struct WaitReport {
         std::string receiver;
         uint32_t held, max_pending, waited_ms;
@@ -80,6 +86,11 @@ public:
     {
         std::lock_guard<std::mutex> lock(mu);
         return wait_reports;
+    }
+    std::vector<WaitReport> give_ups()
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        return give_up_reports;
     }
     struct BoundReport {
         uint64_t frame_bytes, held_bytes, bound;
@@ -99,6 +110,7 @@ public:
     std::mutex mu;
     std::vector<BoundReport> bound_reports;
     std::vector<WaitReport> wait_reports;
+    std::vector<WaitReport> give_up_reports;
     std::vector<std::string> lines;
     std::atomic<int> refusals{0};
     std::atomic<int> full_refusals{0};
@@ -654,6 +666,67 @@ TEST_F(IpcServerTest, ABlockedFrameNamesTheReceiverThatHoldsItUpOnce_Negative)
     sender.join();
     EXPECT_EQ(sent.load(), 2);
     EXPECT_EQ(server.dropped(), 0u);
+}
+
+// block_timeout_ms: a receiver that holds every frame max-pending lets it and releases none
+// holds a blocking sender back once, for the timeout, and is named once; then frames skip it
+// (dropped for it) while another receiver gets every one. Once it releases a frame, frames
+// wait for it again, unreported.
+TEST_F(IpcServerTest, ABlockTimeoutGivesUpOnAHungReceiverAndTheOtherGetsEveryFrame_Negative)
+{
+    using std::chrono::milliseconds;
+    using std::chrono::steady_clock;
+    ServerConfig config = config_for_path();
+    config.max_pending = 2;
+    config.report_wait_ms = 60000; // never reached: the give-up comes first
+    config.block_timeout_ms = 1000;
+    UniqueFd hung = start_with_one_receiver(config);
+    auto other = connect_to(path);
+    ASSERT_TRUE(hung && other);
+    ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
+    std::atomic<bool> stop{false};
+    std::atomic<size_t> other_got{0};
+    std::thread reader([&] {
+        while (!stop) {
+            const auto seqs = drain_frames(other->get());
+            other_got += seqs.size();
+            if (!seqs.empty())
+                release(other->get(), seqs);
+        }
+    });
+    for (int i = 0; i < 2; ++i)
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+    auto t0 = steady_clock::now();
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_GE(steady_clock::now() - t0, milliseconds(900)) << "it waited for the receiver first";
+    auto give_ups = observer.give_ups();
+    ASSERT_EQ(give_ups.size(), 1u);
+    EXPECT_EQ(give_ups[0].receiver.rfind("pid ", 0), 0u) << give_ups[0].receiver;
+    EXPECT_EQ(give_ups[0].held, 2u);
+    EXPECT_EQ(give_ups[0].max_pending, 2u);
+    EXPECT_EQ(give_ups[0].waited_ms, 1000u);
+    EXPECT_TRUE(observer.waits().empty());
+    // Given up on, it holds nothing back: five frames more go at once (each would wait a
+    // second otherwise), all dropped for it.
+    t0 = steady_clock::now();
+    for (int i = 0; i < 5; ++i)
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_LT(steady_clock::now() - t0, milliseconds(1000));
+    EXPECT_EQ(server.dropped(), 6u) << "the third frame on, for the hung receiver";
+    EXPECT_TRUE(eventually([&] { return other_got.load() == 8u; })) << other_got.load();
+
+    // It releases one: the next frame reaches it, and the one after waits for it again.
+    release_oldest(hung.get(), 2);
+    ASSERT_TRUE(eventually([&] { return server.held() == 1u; })) << "only its second frame";
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    t0 = steady_clock::now();
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_GE(steady_clock::now() - t0, milliseconds(900)) << "waited for again";
+    EXPECT_EQ(observer.give_ups().size(), 1u) << "named once per connection";
+    EXPECT_EQ(server.dropped(), 7u);
+    EXPECT_TRUE(eventually([&] { return other_got.load() == 10u; })) << other_got.load();
+    stop = true;
+    reader.join();
 }
 
 // A wait shorter than report_wait_ms, and one the byte bound alone makes, name no receiver.

@@ -104,6 +104,7 @@ bool Server::start(const ServerConfig& config, StartError* error)
         max_clients_ = std::max<uint32_t>(config.max_clients, 1);
         max_held_bytes_ = config.max_held_bytes;
         report_wait_ms_ = config.report_wait_ms;
+        block_timeout_ms_ = config.block_timeout_ms;
         refused_once_[0] = refused_once_[1] = false;
         over_bound_once_ = false;
         spare_fd_ = open_spare_fd();
@@ -178,6 +179,13 @@ void Server::set_max_held_bytes(uint64_t max_held_bytes)
     max_held_bytes_ = max_held_bytes;
     // A higher bound may let a waiting send_frame() through.
     released_.notify_all();
+}
+
+void Server::set_block_timeout_ms(uint32_t ms)
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    block_timeout_ms_ = ms;
+    released_.notify_all(); // a waiting frame looks at its deadline again
 }
 
 void Server::set_caps(std::string caps)
@@ -425,6 +433,7 @@ void Server::release_locked(Client& c, uint64_t seq, Graveyard& graveyard)
             c.name.c_str(), static_cast<unsigned long long>(seq));
         return;
     }
+    c.given_up = false; // it moves again: frames wait for it again
     auto it = held_map_.find(seq);
     if (it != held_map_.end())
         forget_held_locked(it, graveyard);
@@ -527,30 +536,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     if (!has_taker_locked())
         return SendOutcome::Done;
     if (block) {
-        // Back-pressure instead of drops: every receiver gets every frame. The first time the
-        // byte bound (not max-pending) is what holds a frame back, the element hears of it.
-        if (!fits_locked(bytes) && !std::exchange(over_bound_once_, true)) {
-            const uint64_t held = held_bytes_.load(), bound = max_held_bytes_;
-            lock.unlock();
-            observer_.over_byte_bound(bytes, held, bound, false, true);
-            lock.lock();
-        }
-        const auto room = [this, bytes] {
-            if (unlocked_)
-                return true;
-            for (const Client& c : clients_list_)
-                if (full_locked(c))
-                    return false;
-            return fits_locked(bytes);
-        };
-        // The clock is read only when there is a wait (most frames find room at once).
-        if (!room() && !released_.wait_until(lock,
-                                             std::chrono::steady_clock::now() +
-                                                 std::chrono::milliseconds(report_wait_ms_),
-                                             room)) {
-            report_waiting_locked(lock);
-            released_.wait(lock, room);
-        }
+        wait_for_room_locked(lock, bytes);
         if (unlocked_)
             return SendOutcome::Flushing;
     }
@@ -654,26 +640,6 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     lock.unlock();
     // A refused frame's Keepalive (in the graveyard) dies here, outside the lock.
     return SendOutcome::Done;
-}
-
-// A blocked frame has waited report_wait_ms_: names each receiver that holds it up, once per
-// connection. `lock` is released around the observer's calls.
-void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock)
-{
-    std::vector<std::pair<std::string, uint32_t>> holding;
-    for (Client& c : clients_list_)
-        if (full_locked(c) && !std::exchange(c.wait_told, true))
-            holding.emplace_back(c.name, uint32_t(c.pending.size()));
-    if (holding.empty())
-        return; // the byte bound holds it (over_byte_bound() said so), or receivers told before
-    const uint32_t max_pending = max_pending_, waited = report_wait_ms_;
-    lock.unlock();
-    for (const auto& [name, held] : holding) {
-        log(LogLevel::Info, "waited %u ms for %s, which holds %u frames", unsigned(waited),
-            name.c_str(), unsigned(held));
-        observer_.waiting_for_receiver(name, held, max_pending, waited);
-    }
-    lock.lock();
 }
 
 void Server::send_eos()

@@ -87,6 +87,12 @@ public:
     /// server's lock held.
     virtual void waiting_for_receiver(const std::string& receiver, uint32_t held,
                                       uint32_t max_pending, uint32_t waited_ms) noexcept = 0;
+    /// With block and a block timeout, a frame has waited `waited_ms` (the timeout) for
+    /// `receiver`, which holds `held` frames, all that max_pending lets it: frames are dropped
+    /// for it, as without block, until it releases one; the others get every frame. Once per
+    /// receiver connection. Called without the server's lock held.
+    virtual void gave_up_on_receiver(const std::string& receiver, uint32_t held,
+                                     uint32_t max_pending, uint32_t waited_ms) noexcept = 0;
 };
 
 struct ServerConfig {
@@ -106,6 +112,10 @@ struct ServerConfig {
     /// waiting_for_receiver() names it (as long as tensoripcsrc waits before saying its own
     /// downstream holds them).
     uint32_t report_wait_ms = 1000;
+    /// How long, with block, a frame waits for a receiver that holds max_pending frames before
+    /// the sender gives up on it: frames skip it (dropped for it) until it releases one, so a
+    /// hung receiver holds the others back by this much once, not forever. 0: no limit.
+    uint32_t block_timeout_ms = 0;
 };
 
 /// Which step of start() failed, so the element can name it.
@@ -154,6 +164,8 @@ public:
                                    bool wait_for_connection, bool block,
                                    std::span<const uint8_t> meta = {});
     void send_eos();
+    /// ServerConfig::block_timeout_ms while serving; a frame waiting now waits by the new one.
+    void set_block_timeout_ms(uint32_t ms);
 
     /// Interrupts, until unlock_stop(), every wait of send_frame().
     void unlock();
@@ -177,6 +189,9 @@ private:
         bool dead = false;
         bool done = false;      ///< it sent DONE: it reads no more, and only releases what it read
         bool wait_told = false; ///< waiting_for_receiver() named it
+        /// A frame gave up waiting for it (block_timeout_ms): frames skip it until it releases.
+        bool given_up = false;
+        bool give_up_told = false; ///< gave_up_on_receiver() named it
         std::string name;
         bool takes_frames() const noexcept { return !dead && !done; }
     };
@@ -206,7 +221,11 @@ private:
         return c.takes_frames() && c.pending.size() >= max_pending_;
     }
     bool send_caps_locked(Client& c);
+    // Back-pressure (block), ipc_server_block.cpp.
+    bool room_locked(uint64_t bytes) const noexcept;
+    void wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes);
     void report_waiting_locked(std::unique_lock<std::mutex>& lock);
+    void give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms);
     bool logs(LogLevel level) const noexcept { return observer_.log_enabled(level); }
     void log(LogLevel level, const char* format, ...) noexcept
         __attribute__((format(printf, 3, 4)));
@@ -226,6 +245,7 @@ private:
     uint32_t max_clients_ = 64;
     uint64_t max_held_bytes_ = 0;
     uint32_t report_wait_ms_ = 1000;
+    uint32_t block_timeout_ms_ = 0;
     bool refused_once_[2] = {};    ///< per Refusal: reported since start()
     bool over_bound_once_ = false; ///< an over_byte_bound() reported since start()
     /// Held open so that, with the fd table full, accept() can still take a connection off

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+//
+// tensoripcsink's back-pressure (block=true, see ipc_server.hpp): a frame waits until every
+// receiver has room and the byte bound allows it; past report_wait_ms the receivers holding it
+// up are named, and past block_timeout_ms the sender gives up on them until they release.
+
+#include "ipc_server.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace edgetensor::ipc
+{
+
+// Room for the frame: no receiver the frame must wait for holds max_pending frames, and the
+// byte bound allows it (or unlock() ends the wait).
+bool Server::room_locked(uint64_t bytes) const noexcept
+{
+    if (unlocked_)
+        return true;
+    for (const Client& c : clients_list_)
+        if (full_locked(c) && !c.given_up)
+            return false;
+    return fits_locked(bytes);
+}
+
+void Server::wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes)
+{
+    // The first time the byte bound (not max-pending) is what holds a frame back, the element
+    // hears of it.
+    if (!fits_locked(bytes) && !std::exchange(over_bound_once_, true)) {
+        const uint64_t held = held_bytes_.load(), bound = max_held_bytes_;
+        lock.unlock();
+        observer_.over_byte_bound(bytes, held, bound, false, true);
+        lock.lock();
+    }
+    const auto room = [this, bytes] { return room_locked(bytes); };
+    if (room())
+        return; // most frames: the clock is not even read
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t0 = Clock::now();
+    const Clock::time_point report_at = t0 + std::chrono::milliseconds(report_wait_ms_);
+    bool reported = false;
+    for (;;) {
+        // Read each turn: set_block_timeout_ms() may change it while the frame waits.
+        const uint32_t timeout_ms = block_timeout_ms_;
+        const std::optional<Clock::time_point> give_up_at =
+            timeout_ms ? std::optional(t0 + std::chrono::milliseconds(timeout_ms)) : std::nullopt;
+        if (!reported && (!give_up_at || report_at < *give_up_at)) {
+            if (released_.wait_until(lock, report_at, room))
+                return;
+            report_waiting_locked(lock);
+            reported = true;
+            continue;
+        }
+        if (!give_up_at) {
+            released_.wait(lock, room);
+            return;
+        }
+        if (released_.wait_until(lock, *give_up_at, room))
+            return;
+        if (block_timeout_ms_ != timeout_ms)
+            continue; // changed during the wait: wait by the new one
+        give_up_locked(lock, timeout_ms);
+        return; // the byte bound may still hold the frame: send_frame() drops it then
+    }
+}
+
+// A blocked frame has waited report_wait_ms_: names each receiver that holds it up, once per
+// connection. `lock` is released around the observer's calls.
+void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock)
+{
+    std::vector<std::pair<std::string, uint32_t>> holding;
+    for (Client& c : clients_list_)
+        if (full_locked(c) && !c.given_up && !std::exchange(c.wait_told, true))
+            holding.emplace_back(c.name, uint32_t(c.pending.size()));
+    if (holding.empty())
+        return; // the byte bound holds it (over_byte_bound() said so), or receivers told before
+    const uint32_t max_pending = max_pending_, waited = report_wait_ms_;
+    lock.unlock();
+    for (const auto& [name, held] : holding) {
+        log(LogLevel::Info, "waited %u ms for %s, which holds %u frames", unsigned(waited),
+            name.c_str(), unsigned(held));
+        observer_.waiting_for_receiver(name, held, max_pending, waited);
+    }
+    lock.lock();
+}
+
+// A blocked frame has waited block_timeout_ms_: the receivers still holding it up are skipped
+// from now on (their frames dropped, as without block) until each releases one; each is named
+// once per connection. `lock` is released around the observer's calls.
+void Server::give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms)
+{
+    std::vector<std::pair<std::string, uint32_t>> told;
+    for (Client& c : clients_list_) {
+        if (!full_locked(c) || c.given_up)
+            continue;
+        c.given_up = true;
+        log(LogLevel::Debug, "gave up on %s after %u ms: it holds %zu frames", c.name.c_str(),
+            unsigned(waited_ms), c.pending.size());
+        if (!std::exchange(c.give_up_told, true))
+            told.emplace_back(c.name, uint32_t(c.pending.size()));
+    }
+    if (told.empty())
+        return;
+    const uint32_t max_pending = max_pending_;
+    lock.unlock();
+    for (const auto& [name, held] : told) {
+        log(LogLevel::Info,
+            "gave up waiting for %s after %u ms; dropping its frames until it "
+            "releases one",
+            name.c_str(), unsigned(waited_ms));
+        observer_.gave_up_on_receiver(name, held, max_pending, waited_ms);
+    }
+    lock.lock();
+}
+
+} // namespace edgetensor::ipc
