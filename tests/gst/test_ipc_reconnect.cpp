@@ -9,14 +9,17 @@
 
 #include "fd_count.hpp"
 #include "ipc_test_util.hpp"
+#include "require.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gst/allocators/allocators.h>
 
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace edgetensor::test
@@ -78,36 +81,52 @@ std::string fd_target(int fd)
     return ::readlink(path.c_str(), link, sizeof link - 1) > 0 ? link : "";
 }
 
-// The files of a sample's memories ("/memfd:NAME (deleted)"), to leave out of the counts below.
-std::set<std::string> files_of(GstSample* s)
+// A sender's buffer as the kernel names its fd or mapping: a memfd, or a DMA-BUF (the VM lane).
+bool is_buffer_file(const std::string& name)
 {
-    std::set<std::string> files;
-    GstBuffer* b = s ? gst_sample_get_buffer(s) : nullptr;
-    for (guint i = 0; b && i < gst_buffer_n_memory(b); ++i)
-        if (gst_is_fd_memory(gst_buffer_peek_memory(b, i)))
-            files.insert(fd_target(gst_fd_memory_get_fd(gst_buffer_peek_memory(b, i))));
-    return files;
+    return name.rfind("/memfd:", 0) == 0 || name.rfind("/dmabuf:", 0) == 0 ||
+           name.rfind("anon_inode:dmabuf", 0) == 0;
 }
 
-// The memfds this process has open, and its mappings of memfds (the senders' buffers), but
+// The inodes of a sample's memories, to leave out of the counts below (a DMA-BUF's name is
+// its pool's, the same for every buffer of it).
+std::set<ino_t> inodes_of(GstSample* s)
+{
+    std::set<ino_t> inodes;
+    GstBuffer* b = s ? gst_sample_get_buffer(s) : nullptr;
+    for (guint i = 0; b && i < gst_buffer_n_memory(b); ++i) {
+        struct stat st = {};
+        GstMemory* m = gst_buffer_peek_memory(b, i);
+        if (gst_is_fd_memory(m) && ::fstat(gst_fd_memory_get_fd(m), &st) == 0)
+            inodes.insert(st.st_ino);
+    }
+    return inodes;
+}
+
+// The buffers this process has open, and its mappings of them (the senders' buffers), but
 // those of `except`.
-size_t memfds_open(const std::set<std::string>& except)
+size_t buffers_open(const std::set<ino_t>& except)
 {
     size_t n = 0;
     for (int fd : open_fds()) {
-        const std::string target = fd_target(fd);
-        n += target.rfind("/memfd:", 0) == 0 && !except.count(target);
+        struct stat st = {};
+        n += is_buffer_file(fd_target(fd)) && ::fstat(fd, &st) == 0 && !except.count(st.st_ino);
     }
     return n;
 }
 
-size_t memfds_mapped(const std::set<std::string>& except)
+size_t buffers_mapped(const std::set<ino_t>& except)
 {
     std::ifstream maps("/proc/self/maps");
     size_t n = 0;
     for (std::string line; std::getline(maps, line);) {
-        const size_t at = line.find("/memfd:");
-        n += at != std::string::npos && !except.count(line.substr(at));
+        // address perms offset dev inode path
+        std::istringstream fields(line);
+        std::string skip, path;
+        unsigned long inode = 0;
+        fields >> skip >> skip >> skip >> skip >> inode;
+        std::getline(fields >> std::ws, path);
+        n += is_buffer_file(path) && !except.count(ino_t(inode));
     }
     return n;
 }
@@ -121,14 +140,14 @@ TEST_F(GstIpcReconnect, ASenderThatComesBackIsFollowedWithItsCapsAndTheRunningTi
         ASSERT_TRUE(rx);
         ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
         GstElement* src = rx.by_name("src");
-        const size_t memfds_before = memfds_open({});
-        const size_t mapped_before = memfds_mapped({});
+        const size_t open_before = buffers_open({});
+        const size_t mapped_before = buffers_mapped({});
 
         GstClockTime last_running = 0;
         guint64 first_frames = 0;
         // appsink keeps the buffer of the last sample pulled until the next pull (its sample
         // object is reused): the test's, not the element's, left out of the counts.
-        std::set<std::string> appsinks;
+        std::set<ino_t> appsinks;
         {
             Pipeline first(camera(dir.path(), 64, 32));
             ASSERT_NE(first.play(), GST_STATE_CHANGE_FAILURE);
@@ -136,8 +155,13 @@ TEST_F(GstIpcReconnect, ASenderThatComesBackIsFollowedWithItsCapsAndTheRunningTi
                 auto s = pull(rx);
                 ASSERT_TRUE(s) << "frame " << n;
                 EXPECT_EQ(width_of(s.get()), 64);
+                // In the VM lane the sender's pool is DMA-BUF: what is forgotten then.
+                if (dma_required()) {
+                    ASSERT_TRUE(gst_is_dmabuf_memory(
+                        gst_buffer_peek_memory(gst_sample_get_buffer(s.get()), 0)));
+                }
                 last_running = running_time_of(s.get());
-                appsinks = files_of(s.get());
+                appsinks = inodes_of(s.get());
                 ++first_frames;
             }
             EXPECT_GT(cache_entries(src), 0u);
@@ -154,15 +178,15 @@ TEST_F(GstIpcReconnect, ASenderThatComesBackIsFollowedWithItsCapsAndTheRunningTi
         // The frames appsink still queues are the last that hold the old sender's memory.
         while (auto s = pull(rx, 200ms)) {
             last_running = running_time_of(s.get());
-            appsinks = files_of(s.get());
+            appsinks = inodes_of(s.get());
             ++first_frames;
         }
         EXPECT_EQ(cache_entries(src), 0u) << "the import cache forgot the sender that left";
 
-        EXPECT_TRUE(eventually([&] { return memfds_open(appsinks) == memfds_before; }, 2s))
+        EXPECT_TRUE(eventually([&] { return buffers_open(appsinks) == open_before; }, 2s))
             << "fds kept of the sender that left: " << describe_fds(open_fds());
-        EXPECT_TRUE(eventually([&] { return memfds_mapped(appsinks) == mapped_before; }, 2s))
-            << "mappings kept of the sender that left: " << memfds_mapped(appsinks);
+        EXPECT_TRUE(eventually([&] { return buffers_mapped(appsinks) == mapped_before; }, 2s))
+            << "mappings kept of the sender that left: " << buffers_mapped(appsinks);
 
         // It comes back with other caps and, as a restarted pipeline does, timestamps from 0.
         Pipeline second(camera(dir.path(), 32, 16, 20));
