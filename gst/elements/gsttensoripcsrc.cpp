@@ -262,14 +262,14 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
         return reject(self, sender.error().message());
     eg::import_cache_set_layout(st.cache.get(), *sender);
     bool same;
-    std::optional<std::chrono::steady_clock::time_point> waited;
+    std::optional<std::chrono::steady_clock::time_point> gone_since;
     {
         std::lock_guard<std::mutex> lock(st.mu);
         Streaming& s = st.streaming;
         same = s.layout && s.layout->same_caps((*sender)->caps.get());
         s.caps_pushed = same && s.caps_pushed;
         s.layout = std::move(*sender);
-        waited = std::exchange(s.gone_since, std::nullopt);
+        gone_since = std::exchange(s.gone_since, std::nullopt);
     }
     // As the import cache does: new caps, maybe a new pool. Outside st.mu: dropping the kept
     // memories unmaps and closes them, which the stats and queries need not wait for.
@@ -278,10 +278,10 @@ GstFlowReturn handle_caps(GstTensorIpcSrc* self, const ipc::Event& e)
     st.receiver.accept_caps(e.caps_seq);
     GST_DEBUG_OBJECT(self, "sender caps %u: %s", e.caps_seq, e.caps.c_str());
     update_max_latency(self);
-    if (waited)
+    if (gone_since) // the first caps of a sender that came back (on-disconnect=reconnect)
         sender_back(
             GST_ELEMENT(self), settings_of(self), st.receiver.stats().sink_pid,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - *waited).count());
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - *gone_since).count());
     return GST_FLOW_OK;
 }
 
