@@ -253,27 +253,22 @@ void gst_tensor_ipc_sink_set_property(GObject* object, guint prop_id, const GVal
 {
     State& st = state_of(object);
     eg::guarded(object, "set_property", [&] {
-        if (prop_id == PROP_MAX_HELD_BYTES) {
-            const guint64 v = g_value_get_uint64(value);
-            {
-                eg::ObjectLockGuard lock(object);
-                st.settings.max_held_bytes = v;
-            }
-            st.server.set_max_held_bytes(v);
+        if (!eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec))
             return;
-        }
-        if (prop_id == PROP_BLOCK_TIMEOUT) {
-            const guint64 v = g_value_get_uint64(value);
-            {
-                eg::ObjectLockGuard lock(object);
-                st.settings.block_timeout = v;
-            }
-            st.server.set_block_timeout_ms(block_timeout_ms(v));
-            return;
-        }
-        if (eg::store_setting(object, setting_fields(), st.settings, prop_id, value, pspec) &&
-            prop_id == PROP_MAX_PENDING)
+        // The settings the server serves by while running (outside the object lock).
+        switch (prop_id) {
+        case PROP_MAX_PENDING:
             st.server.set_max_pending(g_value_get_uint(value));
+            break;
+        case PROP_MAX_HELD_BYTES:
+            st.server.set_max_held_bytes(g_value_get_uint64(value));
+            break;
+        case PROP_BLOCK_TIMEOUT:
+            st.server.set_block_timeout_ms(block_timeout_ms(g_value_get_uint64(value)));
+            break;
+        default:
+            break;
+        }
     });
 }
 
@@ -298,19 +293,9 @@ void get_property_impl(GObject* object, guint prop_id, GValue* value, GParamSpec
     case PROP_HELD:
         g_value_set_uint(value, st.server.held());
         break;
-    case PROP_MAX_HELD_BYTES: {
-        eg::ObjectLockGuard lock(object);
-        g_value_set_uint64(value, st.settings.max_held_bytes);
-        break;
-    }
     case PROP_HELD_BYTES:
         g_value_set_uint64(value, st.server.held_bytes());
         break;
-    case PROP_BLOCK_TIMEOUT: {
-        eg::ObjectLockGuard lock(object);
-        g_value_set_uint64(value, st.settings.block_timeout);
-        break;
-    }
     default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;

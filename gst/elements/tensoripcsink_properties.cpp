@@ -138,6 +138,8 @@ std::span<const SettingField<Settings>> setting_fields()
         setting_field<&Settings::wait_for_connection>(PROP_WAIT_FOR_CONNECTION),
         setting_field<&Settings::block>(PROP_BLOCK),
         setting_field<&Settings::max_clients>(PROP_MAX_CLIENTS),
+        setting_field<&Settings::max_held_bytes>(PROP_MAX_HELD_BYTES),
+        setting_field<&Settings::block_timeout>(PROP_BLOCK_TIMEOUT),
     };
     return kFields;
 }

@@ -72,9 +72,8 @@ struct Settings {
     gboolean wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
     gboolean block = DEFAULT_BLOCK;
     guint max_clients = DEFAULT_MAX_CLIENTS;
-    /// Not in setting_fields() (the table holds no 64-bit values): set and read by hand.
     guint64 max_held_bytes = DEFAULT_MAX_HELD_BYTES;
-    guint64 block_timeout = DEFAULT_BLOCK_TIMEOUT; ///< also by hand
+    guint64 block_timeout = DEFAULT_BLOCK_TIMEOUT;
 };
 
 /// Installs every property of the element on `klass`, PROP_SOCKET_PATH..PROP_BLOCK_TIMEOUT.
