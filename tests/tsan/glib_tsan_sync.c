@@ -116,25 +116,35 @@ void g_mutex_unlock(GMutex* m)
     after_unlock(m);
 }
 
-// GCond: a futex; waiting releases the mutex and takes it again inside GLib.
+// GCond: a futex.
+// A condition wait lets go of its mutex and takes it again inside GLib: told as an unlock
+// before the wait and a lock after it.
+static void wait_lets_go(const void* m)
+{
+    before_unlock(m);
+    after_unlock(m);
+}
+
+static void wait_takes_again(const void* m)
+{
+    before_lock(m, 0);
+    after_lock(m, 0);
+}
+
 void g_cond_wait(GCond* c, GMutex* m)
 {
     REAL(g_cond_wait);
-    before_unlock(m);
-    after_unlock(m);
+    wait_lets_go(m);
     real_fn(c, m);
-    before_lock(m, 0);
-    after_lock(m, 0);
+    wait_takes_again(m);
 }
 
 gboolean g_cond_wait_until(GCond* c, GMutex* m, gint64 end_time)
 {
     REAL(g_cond_wait_until);
-    before_unlock(m);
-    after_unlock(m);
+    wait_lets_go(m);
     const gboolean signalled = real_fn(c, m, end_time);
-    before_lock(m, 0);
-    after_lock(m, 0);
+    wait_takes_again(m);
     return signalled;
 }
 
