@@ -107,17 +107,33 @@ void Observer::waiting_for_receiver(const std::string& receiver, uint32_t /*held
                          "block-timeout bounds the wait"));
 }
 
-void Observer::gave_up_on_receiver(const std::string& receiver, uint32_t /*held: max_pending*/,
-                                   uint32_t max_pending, uint32_t waited_ms) noexcept
+void Observer::gave_up_on_receiver(const ipc::GiveUp& g) noexcept
 {
-    GST_ELEMENT_WARNING(self_, RESOURCE, BUSY,
-                        ("Gave up waiting for receiver %s: it held every frame it may "
-                         "(max-pending=%u) for block-timeout (%u ms) without releasing one. "
-                         "Frames are dropped for it until it releases one; the other receivers "
-                         "get every frame.",
-                         receiver.c_str(), unsigned(max_pending), unsigned(waited_ms)),
+    if (g.by == ipc::HeldBackBy::MaxPending) {
+        GST_ELEMENT_WARNING(self_, RESOURCE, BUSY,
+                            ("Gave up waiting for receiver %s: it held every frame it may "
+                             "(max-pending=%u) for block-timeout (%u ms) without releasing one. "
+                             "Frames are dropped for it until it releases one; the other "
+                             "receivers get every frame.",
+                             g.receiver.c_str(), unsigned(g.max_pending), unsigned(g.waited_ms)),
+                            ("the drops are counted in \"dropped\"; reported once per receiver "
+                             "connection; block-timeout=0 waits for it as long as it takes"));
+        return;
+    }
+    // Below max-pending, but what it holds keeps max-held-bytes from letting a buffer through:
+    // the other receivers go on only as far as the bytes it does not pin allow.
+    GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
+                        ("Gave up waiting for receiver %s: it held %u frames (%llu bytes) for "
+                         "block-timeout (%u ms) without releasing one while max-held-bytes "
+                         "(%llu) held buffers back. Frames are dropped for it until it releases "
+                         "one; meanwhile buffers that would pass max-held-bytes are dropped at "
+                         "once instead of waiting.",
+                         g.receiver.c_str(), unsigned(g.held),
+                         static_cast<unsigned long long>(g.held_bytes), unsigned(g.waited_ms),
+                         static_cast<unsigned long long>(g.max_held_bytes)),
                         ("the drops are counted in \"dropped\"; reported once per receiver "
-                         "connection; block-timeout=0 waits for it as long as it takes"));
+                         "connection; a lower max-pending (%u) bounds what one receiver can pin",
+                         unsigned(g.max_pending)));
 }
 
 } // namespace edgetensor::gst::tensoripcsink

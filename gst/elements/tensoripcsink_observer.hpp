@@ -34,8 +34,7 @@ public:
                          bool first) noexcept override;
     void waiting_for_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
                               uint32_t waited_ms) noexcept override;
-    void gave_up_on_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
-                             uint32_t waited_ms) noexcept override;
+    void gave_up_on_receiver(const ipc::GiveUp& what) noexcept override;
 
 private:
     GstTensorIpcSink* self_;

@@ -68,9 +68,10 @@ void install_properties(GObjectClass* klass)
         g_param_spec_uint64(
             "block-timeout", "Block timeout",
             "With block=true, how long a frame waits for a receiver that holds max-pending "
-            "frames before the sender gives up on it: frames are then dropped for that "
-            "receiver (counted in \"dropped\", a warning names it once) until it releases one, "
-            "so a hung receiver holds the others back once, not forever. Nanoseconds, rounded "
+            "frames (or, held back by max-held-bytes, for any release) before the sender gives "
+            "up on the receivers holding it up: frames are then dropped for each (counted in "
+            "\"dropped\", a warning names it once) until it releases one, so a hung receiver "
+            "holds the stream back once, not forever. Nanoseconds, rounded "
             "up to milliseconds; 0 = wait as long as it takes (0 to 18446744073709551615, "
             "default 0)",
             0, G_MAXUINT64, DEFAULT_BLOCK_TIMEOUT,

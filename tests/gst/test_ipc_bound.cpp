@@ -201,6 +201,74 @@ TEST_F(GstIpcBound, ABlockTimeoutLetsTheStreamPassAHungReceiver_Negative)
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// block-timeout under max-held-bytes: a receiver left PAUSED below max-pending (8 here) keeps
+// every frame it is sent until it pins all the bound allows, and then nothing it would release
+// comes. The buffer the bound holds back waits block-timeout once; the sender names the receiver
+// and what it pins, and drops the rest of the stream at once (nobody may pin more) instead of
+// waiting block-timeout for each buffer: the stream reaches its end in well under the 5.4 s
+// those waits would take.
+TEST_F(GstIpcBound, ABlockTimeoutUnderTheBoundStallsOnceForAReceiverPinningIt_Negative)
+{
+    const auto before = open_fds();
+    {
+        SocketDir dir;
+        const std::string path = dir.path();
+        Pipeline hung("tensoripcsrc socket-path=" + path + " ! fakesink");
+        Pipeline rx("tensoripcsrc socket-path=" + path +
+                    " ! appsink name=out sync=false max-buffers=30 enable-last-sample=false");
+        Pipeline tx("tensortestsrc num-buffers=30 pattern=frame-counter min-buffers=6 "
+                    "max-buffers=6 ! " +
+                    std::string(kSmallNv12) +
+                    " ! tensoripcsink name=sink max-pending=8 block=true "
+                    "block-timeout=200000000 sync=false max-held-bytes=" +
+                    std::to_string(kBound) + " socket-path=" + path);
+        ASSERT_NE(gst_element_set_state(tx.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(gst_element_set_state(hung.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+        GstElement* sink = tx.by_name("sink");
+        ASSERT_TRUE(eventually([&] { return uint_property(sink, "clients") == 2; }, 5s));
+        const auto t0 = std::chrono::steady_clock::now();
+        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+
+        std::string told;
+        while (told.find("Gave up") == std::string::npos) {
+            auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
+            ASSERT_TRUE(w) << "no give-up warning";
+            told = message_text(w.get());
+        }
+        EXPECT_NE(told.find("Gave up waiting for receiver pid " + std::to_string(::getpid())),
+                  std::string::npos)
+            << told;
+        EXPECT_NE(told.find("max-held-bytes (" + std::to_string(kBound) + ")"), std::string::npos)
+            << told;
+        EXPECT_NE(told.find("block-timeout (200 ms)"), std::string::npos) << told;
+        auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+        ASSERT_TRUE(end.message);
+        EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
+            << message_text(end.message.get());
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s) << "a wait for every buffer";
+        EXPECT_FALSE(tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
+        EXPECT_LE(end.peak_held_bytes, kBound);
+
+        // The first k frames (as many as the bound lets the PAUSED one keep) reached both
+        // receivers, the rest neither; the receiver that plays got them in order, then EOS.
+        const guint64 sent = u64_property(sink, "sent"), dropped = u64_property(sink, "dropped");
+        EXPECT_EQ(sent % 2, 0u) << sent;
+        const guint64 k = sent / 2;
+        EXPECT_TRUE(k == 2 || k == 3) << "kBound holds two or three frames: " << k;
+        EXPECT_EQ(dropped, 2 * (30 - k));
+        GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+        for (guint64 n = 0; n < k; ++n) {
+            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(out, 5 * GST_SECOND));
+            ASSERT_TRUE(smp) << "frame " << n;
+            EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(smp.get())), n);
+        }
+        EXPECT_TRUE(eventually([&] { return gst_app_sink_is_eos(out); }, 5s));
+        EXPECT_FALSE(MiniObjectPtr<GstSample>(gst_app_sink_try_pull_sample(out, 0)));
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
 TEST_F(GstIpcBound, BlockDeliversEveryFrameWithinTheBound)
 {
     SocketDir dir;

@@ -72,11 +72,10 @@ public:
         std::lock_guard<std::mutex> lock(mu);
         wait_reports.push_back({receiver, held, max_pending, waited_ms});
     }
-    void gave_up_on_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
-                             uint32_t waited_ms) noexcept override
+    void gave_up_on_receiver(const GiveUp& what) noexcept override
     {
         std::lock_guard<std::mutex> lock(mu);
-        give_up_reports.push_back({receiver, held, max_pending, waited_ms});
+        give_up_reports.push_back(what);
     }
     struct WaitReport {
         std::string receiver;
@@ -87,7 +86,7 @@ public:
         std::lock_guard<std::mutex> lock(mu);
         return wait_reports;
     }
-    std::vector<WaitReport> give_ups()
+    std::vector<GiveUp> give_ups()
     {
         std::lock_guard<std::mutex> lock(mu);
         return give_up_reports;
@@ -110,7 +109,7 @@ public:
     std::mutex mu;
     std::vector<BoundReport> bound_reports;
     std::vector<WaitReport> wait_reports;
-    std::vector<WaitReport> give_up_reports;
+    std::vector<GiveUp> give_up_reports;
     std::vector<std::string> lines;
     std::atomic<int> refusals{0};
     std::atomic<int> full_refusals{0};
@@ -705,6 +704,7 @@ TEST_F(IpcServerTest, ABlockTimeoutGivesUpOnAHungReceiverAndTheOtherGetsEveryFra
     EXPECT_EQ(give_ups[0].held, 2u);
     EXPECT_EQ(give_ups[0].max_pending, 2u);
     EXPECT_EQ(give_ups[0].waited_ms, 1000u);
+    EXPECT_EQ(give_ups[0].by, HeldBackBy::MaxPending);
     EXPECT_TRUE(observer.waits().empty());
     // Given up on, it holds nothing back: five frames more go at once (each would wait a
     // second otherwise), all dropped for it.
@@ -725,6 +725,74 @@ TEST_F(IpcServerTest, ABlockTimeoutGivesUpOnAHungReceiverAndTheOtherGetsEveryFra
     EXPECT_EQ(observer.give_ups().size(), 1u) << "named once per connection";
     EXPECT_EQ(server.dropped(), 7u);
     EXPECT_TRUE(eventually([&] { return other_got.load() == 10u; })) << other_got.load();
+    stop = true;
+    reader.join();
+}
+
+// block_timeout_ms under the byte bound: a receiver below max-pending that keeps its frames
+// comes to pin all max_held_bytes allows, and no release it would wait for comes. The frame the
+// bound holds back waits the timeout once; the receiver is named with what it pins; the frames
+// after it are dropped at once (nobody may pin more) instead of each waiting the timeout. Once
+// it releases one, a frame reaches both receivers again, and the next one waits for it again,
+// without a second report.
+TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinningIt_Negative)
+{
+    using std::chrono::milliseconds;
+    using std::chrono::steady_clock;
+    constexpr uint64_t kFrame = 4096; // send_one()'s frame
+    ServerConfig config = config_for_path();
+    config.max_pending = 8;
+    config.max_held_bytes = 4 * kFrame;
+    config.report_wait_ms = 60000;
+    config.block_timeout_ms = 300;
+    UniqueFd hung = start_with_one_receiver(config);
+    auto other = connect_to(path);
+    ASSERT_TRUE(hung && other);
+    ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
+    std::atomic<bool> stop{false};
+    std::atomic<size_t> other_got{0};
+    std::thread reader([&] {
+        while (!stop) {
+            const auto seqs = drain_frames(other->get());
+            other_got += seqs.size();
+            if (!seqs.empty())
+                release(other->get(), seqs);
+        }
+    });
+    for (int i = 0; i < 4; ++i)
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+    ASSERT_TRUE(eventually([&] { return other_got.load() == 4u; }));
+    auto t0 = steady_clock::now();
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_GE(steady_clock::now() - t0, milliseconds(250)) << "it waited for releases first";
+    auto give_ups = observer.give_ups();
+    ASSERT_EQ(give_ups.size(), 1u);
+    EXPECT_EQ(give_ups[0].receiver.rfind("pid ", 0), 0u) << give_ups[0].receiver;
+    EXPECT_EQ(give_ups[0].by, HeldBackBy::MaxHeldBytes);
+    EXPECT_EQ(give_ups[0].held, 4u);
+    EXPECT_EQ(give_ups[0].held_bytes, 4 * kFrame);
+    EXPECT_EQ(give_ups[0].max_held_bytes, 4 * kFrame);
+    EXPECT_EQ(give_ups[0].waited_ms, 300u);
+    EXPECT_EQ(server.dropped(), 2u) << "the frame that waited, for both receivers";
+    // Ten frames more go at once (each would wait 300 ms if frames still waited for it).
+    t0 = steady_clock::now();
+    for (int i = 0; i < 10; ++i)
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_LT(steady_clock::now() - t0, milliseconds(250));
+    EXPECT_EQ(server.dropped(), 22u);
+    EXPECT_EQ(server.held_bytes(), 4 * kFrame);
+
+    // It releases one: the next frame fits and reaches both; the one after waits for it again.
+    release_oldest(hung.get(), 4);
+    ASSERT_TRUE(eventually([&] { return server.held_bytes() == 3 * kFrame; }));
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_TRUE(eventually([&] { return other_got.load() == 5u; })) << other_got.load();
+    t0 = steady_clock::now();
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_GE(steady_clock::now() - t0, milliseconds(250)) << "waited for again";
+    EXPECT_EQ(observer.give_ups().size(), 1u) << "named once per connection";
+    EXPECT_EQ(server.dropped(), 24u);
+    EXPECT_EQ(server.sent(), 10u);
     stop = true;
     reader.join();
 }

@@ -59,6 +59,26 @@ enum class Refusal : uint8_t {
     NoFds,      ///< this process is out of file descriptors (EMFILE / ENFILE at accept)
 };
 
+/// What a blocked frame waited for when the sender gave up on a receiver (block_timeout_ms).
+enum class HeldBackBy : uint8_t {
+    /// The receiver held all max_pending lets it: the other receivers get every frame.
+    MaxPending,
+    /// The frame would have passed max_held_bytes, and the receiver held frames without
+    /// releasing any: until it does, the bytes it pins are what the bound holds back.
+    MaxHeldBytes,
+};
+
+/// One receiver given up on (ServerObserver::gave_up_on_receiver()).
+struct GiveUp {
+    std::string receiver;
+    HeldBackBy by = HeldBackBy::MaxPending;
+    uint32_t held = 0;       ///< frames it holds
+    uint64_t held_bytes = 0; ///< what those frames pin (a frame others hold too counted whole)
+    uint32_t max_pending = 0;
+    uint64_t max_held_bytes = 0;
+    uint32_t waited_ms = 0; ///< the block timeout
+};
+
 /// How the server reaches the element's log and bus. Called from the serving thread and from
 /// send_frame()'s caller; implementations must be thread-safe and must not call the server.
 class ServerObserver : public LogObserver
@@ -87,12 +107,10 @@ public:
     /// server's lock held.
     virtual void waiting_for_receiver(const std::string& receiver, uint32_t held,
                                       uint32_t max_pending, uint32_t waited_ms) noexcept = 0;
-    /// With block and a block timeout, a frame has waited `waited_ms` (the timeout) for
-    /// `receiver`, which holds `held` frames, all that max_pending lets it: frames are dropped
-    /// for it, as without block, until it releases one; the others get every frame. Once per
+    /// With block and a block timeout, a frame has waited the timeout for a receiver (see
+    /// GiveUp): frames are dropped for it, as without block, until it releases one. Once per
     /// receiver connection. Called without the server's lock held.
-    virtual void gave_up_on_receiver(const std::string& receiver, uint32_t held,
-                                     uint32_t max_pending, uint32_t waited_ms) noexcept = 0;
+    virtual void gave_up_on_receiver(const GiveUp& what) noexcept = 0;
 };
 
 struct ServerConfig {
@@ -112,9 +130,10 @@ struct ServerConfig {
     /// waiting_for_receiver() names it (as long as tensoripcsrc waits before saying its own
     /// downstream holds them).
     uint32_t report_wait_ms = 1000;
-    /// How long, with block, a frame waits for a receiver that holds max_pending frames before
-    /// the sender gives up on it: frames skip it (dropped for it) until it releases one, so a
-    /// hung receiver holds the others back by this much once, not forever. 0: no limit.
+    /// How long, with block, a frame waits for a receiver that holds max_pending frames (or for
+    /// releases under max_held_bytes) before the sender gives up on it (on every receiver that
+    /// held frames all that time): frames skip it (dropped for it) until it releases one, so a
+    /// hung receiver holds the stream back by this much once, not forever. 0: no limit.
     uint32_t block_timeout_ms = 0;
 };
 
@@ -189,7 +208,8 @@ private:
         bool dead = false;
         bool done = false;      ///< it sent DONE: it reads no more, and only releases what it read
         bool wait_told = false; ///< waiting_for_receiver() named it
-        /// A frame gave up waiting for it (block_timeout_ms): frames skip it until it releases.
+        /// A frame gave up waiting for it (block_timeout_ms): frames skip it until it releases,
+        /// and the frames it holds are not waited for under max_held_bytes.
         bool given_up = false;
         bool give_up_told = false; ///< gave_up_on_receiver() named it
         std::string name;
@@ -223,9 +243,11 @@ private:
     bool send_caps_locked(Client& c);
     // Back-pressure (block), ipc_server_block.cpp.
     bool room_locked(uint64_t bytes) const noexcept;
+    bool release_awaited_locked() const noexcept;
+    uint64_t pinned_by_locked(const Client& c) const noexcept;
     void wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes);
     void report_waiting_locked(std::unique_lock<std::mutex>& lock);
-    void give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms);
+    void give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms, uint64_t bytes);
     bool logs(LogLevel level) const noexcept { return observer_.log_enabled(level); }
     void log(LogLevel level, const char* format, ...) noexcept
         __attribute__((format(printf, 3, 4)));

@@ -15,8 +15,9 @@
 namespace edgetensor::ipc
 {
 
-// Room for the frame: no receiver the frame must wait for holds max_pending frames, and the
-// byte bound allows it (or unlock() ends the wait).
+// The wait is over: no receiver the frame must wait for holds max_pending frames, and the byte
+// bound allows it, or no release it could wait for would make it (send_frame() drops it then),
+// or unlock() ends the wait.
 bool Server::room_locked(uint64_t bytes) const noexcept
 {
     if (unlocked_)
@@ -24,7 +25,27 @@ bool Server::room_locked(uint64_t bytes) const noexcept
     for (const Client& c : clients_list_)
         if (full_locked(c) && !c.given_up)
             return false;
-    return fits_locked(bytes);
+    return fits_locked(bytes) || !release_awaited_locked();
+}
+
+// A receiver not given up on holds a frame: its release is what a frame held back by the byte
+// bound waits for. When only receivers given up on hold frames, that wait would last a
+// block-timeout for every frame while one hung receiver pins the bound.
+bool Server::release_awaited_locked() const noexcept
+{
+    for (const Client& c : clients_list_)
+        if (!c.given_up && !c.pending.empty())
+            return true;
+    return false;
+}
+
+uint64_t Server::pinned_by_locked(const Client& c) const noexcept
+{
+    uint64_t bytes = 0;
+    for (uint64_t seq : c.pending)
+        if (auto it = held_map_.find(seq); it != held_map_.end())
+            bytes += it->second.bytes;
+    return bytes;
 }
 
 void Server::wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes)
@@ -64,7 +85,7 @@ void Server::wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t b
             return;
         if (block_timeout_ms_ != timeout_ms)
             continue; // changed during the wait: wait by the new one
-        give_up_locked(lock, timeout_ms);
+        give_up_locked(lock, timeout_ms, bytes);
         return; // the byte bound may still hold the frame: send_frame() drops it then
     }
 }
@@ -91,29 +112,37 @@ void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock)
 
 // A blocked frame has waited block_timeout_ms_: the receivers still holding it up are skipped
 // from now on (their frames dropped, as without block) until each releases one; each is named
-// once per connection. `lock` is released around the observer's calls.
-void Server::give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms)
+// once per connection. Those are the ones holding max_pending frames and, when the byte bound
+// holds the frame too, every one holding a frame: none was sent while the frame waited, so each
+// of them has kept what it holds for the whole timeout. `lock` is released around the
+// observer's calls.
+void Server::give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms, uint64_t bytes)
 {
-    std::vector<std::pair<std::string, uint32_t>> told;
+    const bool over_bound = !fits_locked(bytes);
+    std::vector<GiveUp> told;
     for (Client& c : clients_list_) {
-        if (!full_locked(c) || c.given_up)
+        if (c.given_up)
+            continue;
+        const bool full = full_locked(c);
+        if (!full && !(over_bound && !c.pending.empty()))
             continue;
         c.given_up = true;
         log(LogLevel::Debug, "gave up on %s after %u ms: it holds %zu frames", c.name.c_str(),
             unsigned(waited_ms), c.pending.size());
         if (!std::exchange(c.give_up_told, true))
-            told.emplace_back(c.name, uint32_t(c.pending.size()));
+            told.push_back(GiveUp{c.name, full ? HeldBackBy::MaxPending : HeldBackBy::MaxHeldBytes,
+                                  uint32_t(c.pending.size()), pinned_by_locked(c), max_pending_,
+                                  max_held_bytes_, waited_ms});
     }
     if (told.empty())
         return;
-    const uint32_t max_pending = max_pending_;
     lock.unlock();
-    for (const auto& [name, held] : told) {
+    for (const GiveUp& g : told) {
         log(LogLevel::Info,
             "gave up waiting for %s after %u ms; dropping its frames until it "
             "releases one",
-            name.c_str(), unsigned(waited_ms));
-        observer_.gave_up_on_receiver(name, held, max_pending, waited_ms);
+            g.receiver.c_str(), unsigned(waited_ms));
+        observer_.gave_up_on_receiver(g);
     }
     lock.lock();
 }
