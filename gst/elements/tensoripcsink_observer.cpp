@@ -92,22 +92,35 @@ void Observer::over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64
                              "later waits are not reported"));
 }
 
-void Observer::waiting_for_receiver(const std::string& receiver, uint32_t /*held: max_pending*/,
-                                    uint32_t max_pending, uint32_t waited_ms) noexcept
+void Observer::waiting_for_receiver(const ipc::HoldUp& h) noexcept
 {
-    GST_ELEMENT_WARNING(self_, RESOURCE, BUSY,
-                        ("Waiting for receiver %s: it has held every frame it may "
-                         "(max-pending=%u) for %u ms without releasing one, and block=true "
-                         "makes every frame wait for it.",
-                         receiver.c_str(), unsigned(max_pending), unsigned(waited_ms)),
-                        ("the stream goes on when it releases a frame or disconnects; "
-                         "block=false drops frames for a receiver that holds max-pending "
-                         "instead. A receiving pipeline whose own sink keeps the frames says so "
-                         "(tensoripcsrc's warning). Reported once per receiver connection; "
-                         "block-timeout bounds the wait"));
+    if (h.by == ipc::HeldBackBy::MaxPending) {
+        GST_ELEMENT_WARNING(self_, RESOURCE, BUSY,
+                            ("Waiting for receiver %s: it has held every frame it may "
+                             "(max-pending=%u) for %u ms without releasing one, and block=true "
+                             "makes every frame wait for it.",
+                             h.receiver.c_str(), unsigned(h.max_pending), unsigned(h.waited_ms)),
+                            ("the stream goes on when it releases a frame or disconnects; "
+                             "block=false drops frames for a receiver that holds max-pending "
+                             "instead. A receiving pipeline whose own sink keeps the frames says "
+                             "so (tensoripcsrc's warning). Reported once per receiver "
+                             "connection; block-timeout bounds the wait"));
+        return;
+    }
+    GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
+                        ("Waiting for receiver %s: it has held %u frames (%llu bytes) for %u ms "
+                         "without releasing one, and max-held-bytes (%llu) lets no buffer more "
+                         "through until receivers release some.",
+                         h.receiver.c_str(), unsigned(h.held),
+                         static_cast<unsigned long long>(h.held_bytes), unsigned(h.waited_ms),
+                         static_cast<unsigned long long>(h.max_held_bytes)),
+                        ("the stream goes on when it releases a frame or disconnects; a lower "
+                         "max-pending (%u) bounds what one receiver can pin. Reported once per "
+                         "receiver connection; block-timeout bounds the wait",
+                         unsigned(h.max_pending)));
 }
 
-void Observer::gave_up_on_receiver(const ipc::GiveUp& g) noexcept
+void Observer::gave_up_on_receiver(const ipc::HoldUp& g) noexcept
 {
     if (g.by == ipc::HeldBackBy::MaxPending) {
         GST_ELEMENT_WARNING(self_, RESOURCE, BUSY,

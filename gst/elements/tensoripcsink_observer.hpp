@@ -32,9 +32,8 @@ public:
                  const std::string& path, bool first) noexcept override;
     void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound, bool dropped,
                          bool first) noexcept override;
-    void waiting_for_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
-                              uint32_t waited_ms) noexcept override;
-    void gave_up_on_receiver(const ipc::GiveUp& what) noexcept override;
+    void waiting_for_receiver(const ipc::HoldUp& who) noexcept override;
+    void gave_up_on_receiver(const ipc::HoldUp& who) noexcept override;
 
 private:
     GstTensorIpcSink* self_;

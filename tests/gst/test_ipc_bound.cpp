@@ -269,6 +269,67 @@ TEST_F(GstIpcBound, ABlockTimeoutUnderTheBoundStallsOnceForAReceiverPinningIt_Ne
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// block=true, no block-timeout: a receiver left PAUSED below max-pending pins all max-held-bytes
+// allows, and the stream stands still. After a second the sender names it, with the frames and
+// bytes it pins (the generic "waiting for receivers" warning came first); once it plays, every
+// frame reaches both receivers.
+TEST_F(GstIpcBound, AReceiverPinningTheBoundIsNamedAndTheStreamGoesOnWhenItPlays_Negative)
+{
+    const auto before = open_fds();
+    {
+        SocketDir dir;
+        const std::string path = dir.path();
+        Pipeline hung("tensoripcsrc socket-path=" + path + " ! fakesink sync=false");
+        Pipeline rx("tensoripcsrc socket-path=" + path +
+                    " ! appsink name=out sync=false max-buffers=30 enable-last-sample=false");
+        Pipeline tx("tensortestsrc num-buffers=20 pattern=frame-counter min-buffers=6 "
+                    "max-buffers=6 ! " +
+                    std::string(kSmallNv12) +
+                    " ! tensoripcsink name=sink max-pending=8 block=true sync=false "
+                    "max-held-bytes=" +
+                    std::to_string(kBound) + " socket-path=" + path);
+        ASSERT_NE(gst_element_set_state(tx.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(gst_element_set_state(hung.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
+        GstElement* sink = tx.by_name("sink");
+        ASSERT_TRUE(eventually([&] { return uint_property(sink, "clients") == 2; }, 5s));
+        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
+
+        std::string told;
+        while (told.find("Waiting for receiver pid") == std::string::npos) {
+            auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
+            ASSERT_TRUE(w) << "nobody named";
+            told = message_text(w.get());
+        }
+        EXPECT_NE(told.find("Waiting for receiver pid " + std::to_string(::getpid())),
+                  std::string::npos)
+            << told;
+        EXPECT_NE(told.find("max-held-bytes (" + std::to_string(kBound) + ")"), std::string::npos)
+            << told;
+        const guint64 held = u64_property(sink, "held-bytes");
+        EXPECT_NE(told.find("(" + std::to_string(held) + " bytes)"), std::string::npos)
+            << told << " (held-bytes " << held << ")";
+        EXPECT_EQ(u64_property(sink, "dropped"), 0u);
+
+        ASSERT_NE(hung.play(), GST_STATE_CHANGE_FAILURE);
+        GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+        for (guint64 n = 0; n < 20; ++n) {
+            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(out, 5 * GST_SECOND));
+            ASSERT_TRUE(smp) << "frame " << n;
+            EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(smp.get())), n);
+        }
+        auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+        ASSERT_TRUE(end.message);
+        EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
+            << message_text(end.message.get());
+        EXPECT_FALSE(tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
+        EXPECT_EQ(u64_property(sink, "dropped"), 0u);
+        EXPECT_EQ(u64_property(sink, "sent"), 40u);
+        EXPECT_LE(end.peak_held_bytes, kBound);
+    }
+    EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
+}
+
 TEST_F(GstIpcBound, BlockDeliversEveryFrameWithinTheBound)
 {
     SocketDir dir;

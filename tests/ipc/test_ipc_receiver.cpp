@@ -77,8 +77,8 @@ public:
     {
     }
     void over_byte_bound(uint64_t, uint64_t, uint64_t, bool, bool) noexcept override {}
-    void waiting_for_receiver(const std::string&, uint32_t, uint32_t, uint32_t) noexcept override {}
-    void gave_up_on_receiver(const GiveUp&) noexcept override {}
+    void waiting_for_receiver(const HoldUp&) noexcept override {}
+    void gave_up_on_receiver(const HoldUp&) noexcept override {}
 };
 
 void send(int fd, const std::vector<uint8_t>& bytes, std::vector<int> fds = {})

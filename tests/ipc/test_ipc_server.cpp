@@ -66,27 +66,22 @@ public:
         std::lock_guard<std::mutex> lock(mu);
         bound_reports.push_back({frame_bytes, held_bytes, bound, dropped, first});
     }
-    void waiting_for_receiver(const std::string& receiver, uint32_t held, uint32_t max_pending,
-                              uint32_t waited_ms) noexcept override
+    void waiting_for_receiver(const HoldUp& who) noexcept override
     {
         std::lock_guard<std::mutex> lock(mu);
-        wait_reports.push_back({receiver, held, max_pending, waited_ms});
+        wait_reports.push_back(who);
     }
-    void gave_up_on_receiver(const GiveUp& what) noexcept override
+    void gave_up_on_receiver(const HoldUp& who) noexcept override
     {
         std::lock_guard<std::mutex> lock(mu);
-        give_up_reports.push_back(what);
+        give_up_reports.push_back(who);
     }
-    struct WaitReport {
-        std::string receiver;
-        uint32_t held, max_pending, waited_ms;
-    };
-    std::vector<WaitReport> waits()
+    std::vector<HoldUp> waits()
     {
         std::lock_guard<std::mutex> lock(mu);
         return wait_reports;
     }
-    std::vector<GiveUp> give_ups()
+    std::vector<HoldUp> give_ups()
     {
         std::lock_guard<std::mutex> lock(mu);
         return give_up_reports;
@@ -108,8 +103,8 @@ public:
     }
     std::mutex mu;
     std::vector<BoundReport> bound_reports;
-    std::vector<WaitReport> wait_reports;
-    std::vector<GiveUp> give_up_reports;
+    std::vector<HoldUp> wait_reports;
+    std::vector<HoldUp> give_up_reports;
     std::vector<std::string> lines;
     std::atomic<int> refusals{0};
     std::atomic<int> full_refusals{0};
@@ -797,27 +792,75 @@ TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinning
     reader.join();
 }
 
-// A wait shorter than report_wait_ms, and one the byte bound alone makes, name no receiver.
-TEST_F(IpcServerTest, AShortWaitOrOneForTheByteBoundNamesNoReceiver)
+// A wait shorter than report_wait_ms names no receiver, for max-pending or for the byte bound.
+TEST_F(IpcServerTest, AShortWaitNamesNoReceiver)
 {
-    {
-        UniqueFd rx = start_and_send(1, 2000, 0, 1);
+    for (uint64_t bound : {uint64_t(0), uint64_t(4096)}) {
+        // max-pending 1 without a bound in bytes; max-pending 16 with room for one frame.
+        UniqueFd rx = start_and_send(bound ? 16 : 1, 2000, bound, 1);
         ASSERT_TRUE(rx);
         std::thread sender([&] { EXPECT_TRUE(send_one(Keepalive(), false, true)); });
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         release_oldest(rx.get(), 1);
         sender.join();
-        EXPECT_TRUE(observer.waits().empty());
+        EXPECT_TRUE(observer.waits().empty()) << "bound " << bound;
         server.stop();
     }
-    UniqueFd rx = start_and_send(16, 50, 4096, 1);
-    ASSERT_TRUE(rx);
-    std::thread bounded([&] { EXPECT_TRUE(send_one(Keepalive(), false, true)); });
-    ASSERT_TRUE(eventually([&] { return observer.reports().size() == 1u; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+}
+
+// A frame the byte bound holds back past report_wait_ms names the receivers that pin the bytes
+// (those holding frames: none was sent one during the wait), with what they pin; not one that
+// holds nothing. Once per connection, like a receiver at max-pending.
+TEST_F(IpcServerTest, AFrameTheByteBoundHoldsUpNamesTheReceiverPinningIt_Negative)
+{
+    constexpr uint64_t kFrame = 4096; // send_one()'s frame
+    ServerConfig config = config_for_path();
+    config.max_pending = 16;
+    config.max_held_bytes = 2 * kFrame;
+    config.report_wait_ms = 200;
+    UniqueFd rx = start_with_one_receiver(config);
+    auto other = connect_to(path);
+    ASSERT_TRUE(rx && other);
+    ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
+    for (int i = 0; i < 2; ++i)
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+    // The other receiver releases both; rx keeps them.
+    const auto seqs = drain_frames(other->get());
+    ASSERT_EQ(seqs.size(), 2u);
+    release(other->get(), seqs);
+    std::atomic<int> sent{0};
+    std::thread sender([&] {
+        for (int i = 0; i < 2; ++i) {
+            EXPECT_TRUE(send_one(Keepalive(), false, true));
+            sent++;
+        }
+    });
+    ASSERT_TRUE(eventually([&] { return observer.waits().size() == 1u; }));
+    EXPECT_EQ(sent.load(), 0);
+    const HoldUp w = observer.waits().front();
+    EXPECT_EQ(w.receiver.rfind("pid ", 0), 0u) << w.receiver;
+    EXPECT_EQ(w.by, HeldBackBy::MaxHeldBytes);
+    EXPECT_EQ(w.held, 2u);
+    EXPECT_EQ(w.held_bytes, 2 * kFrame);
+    EXPECT_EQ(w.max_held_bytes, 2 * kFrame);
+    EXPECT_EQ(w.max_pending, 16u);
+    EXPECT_EQ(w.waited_ms, 200u);
+
+    // A release lets the third frame go; the fourth waits again, unreported this time.
+    release_oldest(rx.get(), 2);
+    ASSERT_TRUE(eventually([&] { return sent.load() == 1; }));
+    // The other receiver releases the third frame as soon as it has it (drain_frames() would
+    // wait for more, holding it past report_wait_ms: named, rightly).
+    const Message third = next_message(other->get());
+    ASSERT_EQ(third.type, MsgType::Frame);
+    release(other->get(), std::vector<uint64_t>{third.frame.head.seq});
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_EQ(sent.load(), 1);
+    EXPECT_EQ(observer.waits().size(), 1u) << "once per receiver connection";
     release_oldest(rx.get(), 1);
-    bounded.join();
-    EXPECT_TRUE(observer.waits().empty()) << "the byte bound's wait is over_byte_bound()'s";
+    sender.join();
+    EXPECT_EQ(sent.load(), 2);
+    EXPECT_EQ(server.dropped(), 0u);
 }
 
 TEST_F(IpcServerTest, AFrameLargerThanMaxHeldBytesIsAnError_Negative)

@@ -59,24 +59,26 @@ enum class Refusal : uint8_t {
     NoFds,      ///< this process is out of file descriptors (EMFILE / ENFILE at accept)
 };
 
-/// What a blocked frame waited for when the sender gave up on a receiver (block_timeout_ms).
+/// What holds a blocked frame up at a receiver.
 enum class HeldBackBy : uint8_t {
-    /// The receiver held all max_pending lets it: the other receivers get every frame.
+    /// The receiver holds all max_pending lets it: the other receivers are not short of room.
     MaxPending,
-    /// The frame would have passed max_held_bytes, and the receiver held frames without
-    /// releasing any: until it does, the bytes it pins are what the bound holds back.
+    /// The frame would pass max_held_bytes, and the receiver holds frames it released none of
+    /// all the while (none was sent during the wait): the bytes it pins are what the bound
+    /// holds back.
     MaxHeldBytes,
 };
 
-/// One receiver given up on (ServerObserver::gave_up_on_receiver()).
-struct GiveUp {
+/// A receiver that holds a blocked frame up (ServerObserver::waiting_for_receiver(),
+/// gave_up_on_receiver()).
+struct HoldUp {
     std::string receiver;
     HeldBackBy by = HeldBackBy::MaxPending;
     uint32_t held = 0;       ///< frames it holds
     uint64_t held_bytes = 0; ///< what those frames pin (a frame others hold too counted whole)
     uint32_t max_pending = 0;
     uint64_t max_held_bytes = 0;
-    uint32_t waited_ms = 0; ///< the block timeout
+    uint32_t waited_ms = 0; ///< how long the frame has waited
 };
 
 /// How the server reaches the element's log and bus. Called from the serving thread and from
@@ -100,17 +102,15 @@ public:
     /// since start(), so a stream that keeps hitting the bound cannot flood the bus.
     virtual void over_byte_bound(uint64_t frame_bytes, uint64_t held_bytes, uint64_t bound,
                                  bool dropped, bool first) noexcept = 0;
-    /// With block, a frame has waited `waited_ms` (ServerConfig::report_wait_ms) for
-    /// `receiver`, which holds `held` frames, all that max_pending lets it: the sender stands
-    /// still until it releases one, and nothing else would say so. Once per receiver
-    /// connection (one slower than the stream would report every frame). Called without the
-    /// server's lock held.
-    virtual void waiting_for_receiver(const std::string& receiver, uint32_t held,
-                                      uint32_t max_pending, uint32_t waited_ms) noexcept = 0;
+    /// With block, a frame has waited ServerConfig::report_wait_ms for a receiver (see
+    /// HoldUp): the sender stands still until it releases a frame, and nothing else would say
+    /// so. Once per receiver connection (one slower than the stream would report every
+    /// frame). Called without the server's lock held.
+    virtual void waiting_for_receiver(const HoldUp& who) noexcept = 0;
     /// With block and a block timeout, a frame has waited the timeout for a receiver (see
-    /// GiveUp): frames are dropped for it, as without block, until it releases one. Once per
+    /// HoldUp): frames are dropped for it, as without block, until it releases one. Once per
     /// receiver connection. Called without the server's lock held.
-    virtual void gave_up_on_receiver(const GiveUp& what) noexcept = 0;
+    virtual void gave_up_on_receiver(const HoldUp& who) noexcept = 0;
 };
 
 struct ServerConfig {
@@ -126,9 +126,9 @@ struct ServerConfig {
     /// would pass it waits for releases (block) or is dropped for every receiver; a frame
     /// larger than the bound on its own is an error.
     uint64_t max_held_bytes = 0;
-    /// How long a blocked frame waits for a receiver holding max_pending frames before
-    /// waiting_for_receiver() names it (as long as tensoripcsrc waits before saying its own
-    /// downstream holds them).
+    /// How long a blocked frame waits for a receiver holding max_pending frames (or for
+    /// releases under max_held_bytes) before waiting_for_receiver() names it (as long as
+    /// tensoripcsrc waits before saying its own downstream holds them).
     uint32_t report_wait_ms = 1000;
     /// How long, with block, a frame waits for a receiver that holds max_pending frames (or for
     /// releases under max_held_bytes) before the sender gives up on it (on every receiver that
@@ -246,7 +246,9 @@ private:
     bool release_awaited_locked() const noexcept;
     uint64_t pinned_by_locked(const Client& c) const noexcept;
     void wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes);
-    void report_waiting_locked(std::unique_lock<std::mutex>& lock);
+    bool holds_up_locked(const Client& c, bool over_bound) const noexcept;
+    HoldUp hold_up_locked(const Client& c, uint32_t waited_ms) const;
+    void report_waiting_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes);
     void give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms, uint64_t bytes);
     bool logs(LogLevel level) const noexcept { return observer_.log_enabled(level); }
     void log(LogLevel level, const char* format, ...) noexcept

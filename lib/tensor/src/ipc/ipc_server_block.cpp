@@ -73,7 +73,7 @@ void Server::wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t b
         if (!reported && (!give_up_at || report_at < *give_up_at)) {
             if (released_.wait_until(lock, report_at, room))
                 return;
-            report_waiting_locked(lock);
+            report_waiting_locked(lock, bytes);
             reported = true;
             continue;
         }
@@ -90,59 +90,70 @@ void Server::wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t b
     }
 }
 
+// Whether `c` holds a blocked frame up: it holds all max_pending lets it or, when the byte
+// bound holds the frame (`over_bound`), any frame at all. Nothing is sent while a frame waits,
+// so a frame it holds now it has held for the whole wait.
+bool Server::holds_up_locked(const Client& c, bool over_bound) const noexcept
+{
+    return !c.given_up && (full_locked(c) || (over_bound && !c.pending.empty()));
+}
+
+HoldUp Server::hold_up_locked(const Client& c, uint32_t waited_ms) const
+{
+    return HoldUp{c.name,
+                  full_locked(c) ? HeldBackBy::MaxPending : HeldBackBy::MaxHeldBytes,
+                  uint32_t(c.pending.size()),
+                  pinned_by_locked(c),
+                  max_pending_,
+                  max_held_bytes_,
+                  waited_ms};
+}
+
 // A blocked frame has waited report_wait_ms_: names each receiver that holds it up, once per
 // connection. `lock` is released around the observer's calls.
-void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock)
+void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes)
 {
-    std::vector<std::pair<std::string, uint32_t>> holding;
+    const bool over_bound = !fits_locked(bytes);
+    std::vector<HoldUp> holding;
     for (Client& c : clients_list_)
-        if (full_locked(c) && !c.given_up && !std::exchange(c.wait_told, true))
-            holding.emplace_back(c.name, uint32_t(c.pending.size()));
+        if (holds_up_locked(c, over_bound) && !std::exchange(c.wait_told, true))
+            holding.push_back(hold_up_locked(c, report_wait_ms_));
     if (holding.empty())
-        return; // the byte bound holds it (over_byte_bound() said so), or receivers told before
-    const uint32_t max_pending = max_pending_, waited = report_wait_ms_;
+        return; // receivers told before
     lock.unlock();
-    for (const auto& [name, held] : holding) {
-        log(LogLevel::Info, "waited %u ms for %s, which holds %u frames", unsigned(waited),
-            name.c_str(), unsigned(held));
-        observer_.waiting_for_receiver(name, held, max_pending, waited);
+    for (const HoldUp& h : holding) {
+        log(LogLevel::Info, "waited %u ms for %s, which holds %u frames", unsigned(h.waited_ms),
+            h.receiver.c_str(), unsigned(h.held));
+        observer_.waiting_for_receiver(h);
     }
     lock.lock();
 }
 
 // A blocked frame has waited block_timeout_ms_: the receivers still holding it up are skipped
 // from now on (their frames dropped, as without block) until each releases one; each is named
-// once per connection. Those are the ones holding max_pending frames and, when the byte bound
-// holds the frame too, every one holding a frame: none was sent while the frame waited, so each
-// of them has kept what it holds for the whole timeout. `lock` is released around the
-// observer's calls.
+// once per connection. `lock` is released around the observer's calls.
 void Server::give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms, uint64_t bytes)
 {
     const bool over_bound = !fits_locked(bytes);
-    std::vector<GiveUp> told;
+    std::vector<HoldUp> told;
     for (Client& c : clients_list_) {
-        if (c.given_up)
+        if (!holds_up_locked(c, over_bound))
             continue;
-        const bool full = full_locked(c);
-        if (!full && !(over_bound && !c.pending.empty()))
-            continue;
+        if (!std::exchange(c.give_up_told, true))
+            told.push_back(hold_up_locked(c, waited_ms));
         c.given_up = true;
         log(LogLevel::Debug, "gave up on %s after %u ms: it holds %zu frames", c.name.c_str(),
             unsigned(waited_ms), c.pending.size());
-        if (!std::exchange(c.give_up_told, true))
-            told.push_back(GiveUp{c.name, full ? HeldBackBy::MaxPending : HeldBackBy::MaxHeldBytes,
-                                  uint32_t(c.pending.size()), pinned_by_locked(c), max_pending_,
-                                  max_held_bytes_, waited_ms});
     }
     if (told.empty())
         return;
     lock.unlock();
-    for (const GiveUp& g : told) {
+    for (const HoldUp& h : told) {
         log(LogLevel::Info,
             "gave up waiting for %s after %u ms; dropping its frames until it "
             "releases one",
-            g.receiver.c_str(), unsigned(waited_ms));
-        observer_.gave_up_on_receiver(g);
+            h.receiver.c_str(), unsigned(waited_ms));
+        observer_.gave_up_on_receiver(h);
     }
     lock.lock();
 }
