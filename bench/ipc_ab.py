@@ -235,6 +235,22 @@ def stop(proc):
     proc.wait()
 
 
+def available_methods(methods, env):
+    """The transports of `methods` whose sink element exists here (unixfd needs 1.24+)."""
+    sinks = {"ipc": "tensoripcsink", "unixfd": "unixfdsink", "shm": "shmsink"}
+    return [m for m in methods if subprocess.run(["gst-inspect-1.0", sinks[m]], env=env,
+                                                 capture_output=True).returncode == 0]
+
+
+def host_line():
+    """CPUs, GStreamer version and load average, for a run's header."""
+    version = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True,
+                             text=True).stdout.splitlines()[1]
+    load = os.getloadavg()
+    return (f"{os.cpu_count()} CPUs, {version}, load average "
+            f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
 def launch(pipeline):
     return ["gst-launch-1.0", "-q"] + shlex.split(pipeline)
 
@@ -496,10 +512,7 @@ def main():
     env["GST_PLUGIN_PATH"] = plugins + os.pathsep + env.get("GST_PLUGIN_PATH", "")
     env.setdefault("GST_DEBUG", "*:1")
     if args.methods == "auto":
-        sinks = {"ipc": "tensoripcsink", "unixfd": "unixfdsink", "shm": "shmsink"}
-        methods = [m for m in METHODS
-                   if subprocess.run(["gst-inspect-1.0", sinks[m]], env=env,
-                                     capture_output=True).returncode == 0]
+        methods = available_methods(METHODS, env)
     else:
         methods = [m for m in args.methods.split(",") if m]
     sizes = [s for s in (args.sizes or ("480p" if PRODUCER == "vivid" else "1080p,4k")).split(",")
@@ -524,13 +537,9 @@ def main():
                 print(f"# the probe found no NV12 {w}x{h} in {DEVICE}'s caps:\n# "
                       + probe.stderr.strip()[-3000:].replace("\n", "\n# "))
     kinds = [k for k in args.kinds.split(",") if k]
-    version = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True,
-                             text=True).stdout.splitlines()[1]
-    load = os.getloadavg()
     print("# " + shlex.join(["bench/ipc_ab.py"] + sys.argv[1:]))
     print(f"# {time.strftime('%Y-%m-%d', time.gmtime())} {os.uname().sysname} "
-          f"{os.uname().release}, {os.cpu_count()} CPUs, {version}, load average "
-          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, producer {PRODUCER} {DEVICE}, "
+          f"{os.uname().release}, {host_line()}, producer {PRODUCER} {DEVICE}, "
           f"consumer {CONSUMER}"
           + (": " + "; ".join(notes) if notes else ""))
     results = {}

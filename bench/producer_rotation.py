@@ -130,19 +130,13 @@ def main():
         sys.exit(f"producer_rotation: no plugin under {plugins}; build first")
     env["GST_PLUGIN_PATH"] = plugins + os.pathsep + env.get("GST_PLUGIN_PATH", "")
     env.setdefault("GST_DEBUG", "*:1")
-    sinks = {"ipc": "tensoripcsink", "unixfd": "unixfdsink"}
     if args.methods == "auto":
-        methods = [m for m in sinks if subprocess.run(["gst-inspect-1.0", sinks[m]], env=env,
-                                                      capture_output=True).returncode == 0]
+        methods = ipc_ab.available_methods(("ipc", "unixfd"), env)
     else:
         methods = [m for m in args.methods.split(",") if m]
-    version = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True,
-                             text=True).stdout.splitlines()[1]
-    load = os.getloadavg()
     print("# " + shlex.join(["bench/producer_rotation.py"] + sys.argv[1:]))
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
-          f"{version}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {size} NV12, "
-          f"N = {frames} then {max(frames // 5, 1)}")
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {ipc_ab.host_line()}; "
+          f"{size} NV12, N = {frames} then {max(frames // 5, 1)}")
     cpu = {}
     with tempfile.TemporaryDirectory(prefix="et-rotation-") as tmp:
         cases = cases_of(methods)

@@ -150,6 +150,55 @@ TEST_F(GstIpcBound, AReceiverWhoseSinkKeepsTheOneFrameItMayHoldSaysSoAndSoDoesTh
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
 
+// A blocking sender of `frames` small NV12 frames (tensortestsrc `src_opts`, tensoripcsink
+// "sink" `sink_opts`), a receiver left PAUSED (one frame prerolled, the next blocked on its way,
+// the rest unread in its socket: it releases none) and one that plays into appsink "out" (which
+// queues up to `out_max` samples). Both receivers are connected before the first frame.
+struct HungReceiverRig {
+    HungReceiverRig(int frames, const std::string& src_opts, const std::string& sink_opts,
+                    int out_max)
+        : hung("tensoripcsrc socket-path=" + dir.path() + " ! fakesink"),
+          rx("tensoripcsrc socket-path=" + dir.path() + " ! appsink name=out sync=false " +
+             "enable-last-sample=false max-buffers=" + std::to_string(out_max)),
+          tx("tensortestsrc num-buffers=" + std::to_string(frames) + " pattern=frame-counter " +
+             src_opts + " ! " + kSmallNv12 + " ! tensoripcsink name=sink block=true sync=false " +
+             sink_opts + " socket-path=" + dir.path())
+    {
+    }
+    // The sink listens from PAUSED on: the receivers connect, then frames flow.
+    ::testing::AssertionResult start()
+    {
+        if (gst_element_set_state(tx.get(), GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE ||
+            gst_element_set_state(hung.get(), GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE ||
+            rx.play() == GST_STATE_CHANGE_FAILURE)
+            return ::testing::AssertionFailure() << "a pipeline did not start";
+        if (!eventually([&] { return uint_property(sink(), "clients") == 2; }, 5s))
+            return ::testing::AssertionFailure() << "the receivers did not connect";
+        if (tx.play() == GST_STATE_CHANGE_FAILURE)
+            return ::testing::AssertionFailure() << "the sender did not play";
+        return ::testing::AssertionSuccess();
+    }
+    GstElement* sink() const { return tx.by_name("sink"); }
+    GstAppSink* out() const { return GST_APP_SINK(rx.by_name("out")); }
+    // The sender's warnings until one contains `part`; "" when none came within 5 s.
+    std::string warning_with(const std::string& part) const
+    {
+        for (;;) {
+            auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
+            if (!w)
+                return "";
+            std::string text = message_text(w.get());
+            if (text.find(part) != std::string::npos)
+                return text;
+        }
+    }
+
+    SocketDir dir; // first: the pipelines are made with its path
+    Pipeline hung, rx, tx;
+};
+
+const std::string kOurPid = "receiver pid " + std::to_string(::getpid());
+
 // block-timeout: a receiver that holds the frames it may and releases none (a consumer left
 // PAUSED: one frame prerolled, the next blocked on its way) holds a blocking sender back once,
 // for the timeout; the sender names it, drops its frames from then on, and another receiver
@@ -158,45 +207,24 @@ TEST_F(GstIpcBound, ABlockTimeoutLetsTheStreamPassAHungReceiver_Negative)
 {
     const auto before = open_fds();
     {
-        SocketDir dir;
-        const std::string path = dir.path();
-        Pipeline hung("tensoripcsrc socket-path=" + path + " ! fakesink");
-        Pipeline rx("tensoripcsrc socket-path=" + path +
-                    " ! appsink name=out sync=false max-buffers=4 enable-last-sample=false");
-        Pipeline tx("tensortestsrc num-buffers=30 pattern=frame-counter ! " +
-                    std::string(kSmallNv12) +
-                    " ! tensoripcsink name=sink max-pending=2 block=true "
-                    "block-timeout=200000000 sync=false socket-path=" +
-                    path);
-        // The sink listens from PAUSED on; both receivers are there before the first frame.
-        ASSERT_NE(gst_element_set_state(tx.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-        ASSERT_NE(gst_element_set_state(hung.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
-        GstElement* sink = tx.by_name("sink");
-        ASSERT_TRUE(eventually([&] { return uint_property(sink, "clients") == 2; }, 5s));
-        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
-
-        GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+        HungReceiverRig rig(30, "", "max-pending=2 block-timeout=200000000", 4);
+        ASSERT_TRUE(rig.start());
         for (guint64 n = 0; n < 30; ++n) {
-            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(out, 5 * GST_SECOND));
+            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(rig.out(), 5 * GST_SECOND));
             ASSERT_TRUE(smp) << "frame " << n << ": the sender is stuck";
             EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(smp.get())), n);
         }
-        auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
-        ASSERT_TRUE(w);
-        const std::string told = message_text(w.get());
-        EXPECT_NE(told.find("Gave up waiting for receiver pid " + std::to_string(::getpid())),
-                  std::string::npos)
-            << told;
+        const std::string told = rig.warning_with("Gave up");
+        EXPECT_NE(told.find("Gave up waiting for " + kOurPid), std::string::npos) << told;
         EXPECT_NE(told.find("block-timeout (200 ms)"), std::string::npos) << told;
-        auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+        auto end = wait_end(rig.tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
         ASSERT_TRUE(end.message);
         EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
             << message_text(end.message.get());
-        EXPECT_FALSE(tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
+        EXPECT_FALSE(rig.tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
         // Every frame but the two it holds went past the hung receiver.
-        EXPECT_EQ(u64_property(sink, "dropped"), 28u);
-        EXPECT_EQ(u64_property(sink, "sent"), 32u);
+        EXPECT_EQ(u64_property(rig.sink(), "dropped"), 28u);
+        EXPECT_EQ(u64_property(rig.sink(), "sent"), 32u);
     }
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
@@ -211,60 +239,38 @@ TEST_F(GstIpcBound, ABlockTimeoutUnderTheBoundStallsOnceForAReceiverPinningIt_Ne
 {
     const auto before = open_fds();
     {
-        SocketDir dir;
-        const std::string path = dir.path();
-        Pipeline hung("tensoripcsrc socket-path=" + path + " ! fakesink");
-        Pipeline rx("tensoripcsrc socket-path=" + path +
-                    " ! appsink name=out sync=false max-buffers=30 enable-last-sample=false");
-        Pipeline tx("tensortestsrc num-buffers=30 pattern=frame-counter min-buffers=6 "
-                    "max-buffers=6 ! " +
-                    std::string(kSmallNv12) +
-                    " ! tensoripcsink name=sink max-pending=8 block=true "
-                    "block-timeout=200000000 sync=false max-held-bytes=" +
-                    std::to_string(kBound) + " socket-path=" + path);
-        ASSERT_NE(gst_element_set_state(tx.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-        ASSERT_NE(gst_element_set_state(hung.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
-        GstElement* sink = tx.by_name("sink");
-        ASSERT_TRUE(eventually([&] { return uint_property(sink, "clients") == 2; }, 5s));
+        HungReceiverRig rig(
+            30, "min-buffers=6 max-buffers=6",
+            "max-pending=8 block-timeout=200000000 max-held-bytes=" + std::to_string(kBound), 30);
         const auto t0 = std::chrono::steady_clock::now();
-        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
-
-        std::string told;
-        while (told.find("Gave up") == std::string::npos) {
-            auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
-            ASSERT_TRUE(w) << "no give-up warning";
-            told = message_text(w.get());
-        }
-        EXPECT_NE(told.find("Gave up waiting for receiver pid " + std::to_string(::getpid())),
-                  std::string::npos)
-            << told;
+        ASSERT_TRUE(rig.start());
+        const std::string told = rig.warning_with("Gave up");
+        EXPECT_NE(told.find("Gave up waiting for " + kOurPid), std::string::npos) << told;
         EXPECT_NE(told.find("max-held-bytes (" + std::to_string(kBound) + ")"), std::string::npos)
             << told;
         EXPECT_NE(told.find("block-timeout (200 ms)"), std::string::npos) << told;
-        auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+        auto end = wait_end(rig.tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
         ASSERT_TRUE(end.message);
         EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
             << message_text(end.message.get());
         EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s) << "a wait for every buffer";
-        EXPECT_FALSE(tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
+        EXPECT_FALSE(rig.tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
         EXPECT_LE(end.peak_held_bytes, kBound);
 
         // The first k frames (as many as the bound lets the PAUSED one keep) reached both
         // receivers, the rest neither; the receiver that plays got them in order, then EOS.
-        const guint64 sent = u64_property(sink, "sent"), dropped = u64_property(sink, "dropped");
+        const guint64 sent = u64_property(rig.sink(), "sent");
         EXPECT_EQ(sent % 2, 0u) << sent;
         const guint64 k = sent / 2;
         EXPECT_TRUE(k == 2 || k == 3) << "kBound holds two or three frames: " << k;
-        EXPECT_EQ(dropped, 2 * (30 - k));
-        GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+        EXPECT_EQ(u64_property(rig.sink(), "dropped"), 2 * (30 - k));
         for (guint64 n = 0; n < k; ++n) {
-            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(out, 5 * GST_SECOND));
+            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(rig.out(), 5 * GST_SECOND));
             ASSERT_TRUE(smp) << "frame " << n;
             EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(smp.get())), n);
         }
-        EXPECT_TRUE(eventually([&] { return gst_app_sink_is_eos(out); }, 5s));
-        EXPECT_FALSE(MiniObjectPtr<GstSample>(gst_app_sink_try_pull_sample(out, 0)));
+        EXPECT_TRUE(eventually([&] { return gst_app_sink_is_eos(rig.out()); }, 5s));
+        EXPECT_FALSE(MiniObjectPtr<GstSample>(gst_app_sink_try_pull_sample(rig.out(), 0)));
     }
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());
 }
@@ -277,54 +283,31 @@ TEST_F(GstIpcBound, AReceiverPinningTheBoundIsNamedAndTheStreamGoesOnWhenItPlays
 {
     const auto before = open_fds();
     {
-        SocketDir dir;
-        const std::string path = dir.path();
-        Pipeline hung("tensoripcsrc socket-path=" + path + " ! fakesink sync=false");
-        Pipeline rx("tensoripcsrc socket-path=" + path +
-                    " ! appsink name=out sync=false max-buffers=30 enable-last-sample=false");
-        Pipeline tx("tensortestsrc num-buffers=20 pattern=frame-counter min-buffers=6 "
-                    "max-buffers=6 ! " +
-                    std::string(kSmallNv12) +
-                    " ! tensoripcsink name=sink max-pending=8 block=true sync=false "
-                    "max-held-bytes=" +
-                    std::to_string(kBound) + " socket-path=" + path);
-        ASSERT_NE(gst_element_set_state(tx.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-        ASSERT_NE(gst_element_set_state(hung.get(), GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-        ASSERT_NE(rx.play(), GST_STATE_CHANGE_FAILURE);
-        GstElement* sink = tx.by_name("sink");
-        ASSERT_TRUE(eventually([&] { return uint_property(sink, "clients") == 2; }, 5s));
-        ASSERT_NE(tx.play(), GST_STATE_CHANGE_FAILURE);
-
-        std::string told;
-        while (told.find("Waiting for receiver pid") == std::string::npos) {
-            auto w = tx.wait(GST_MESSAGE_WARNING, 5s);
-            ASSERT_TRUE(w) << "nobody named";
-            told = message_text(w.get());
-        }
-        EXPECT_NE(told.find("Waiting for receiver pid " + std::to_string(::getpid())),
-                  std::string::npos)
-            << told;
+        HungReceiverRig rig(20, "min-buffers=6 max-buffers=6",
+                            "max-pending=8 max-held-bytes=" + std::to_string(kBound), 30);
+        ASSERT_TRUE(rig.start());
+        const std::string told = rig.warning_with("Waiting for receiver pid");
+        EXPECT_NE(told.find("Waiting for " + kOurPid), std::string::npos) << told;
         EXPECT_NE(told.find("max-held-bytes (" + std::to_string(kBound) + ")"), std::string::npos)
             << told;
-        const guint64 held = u64_property(sink, "held-bytes");
+        const guint64 held = u64_property(rig.sink(), "held-bytes");
         EXPECT_NE(told.find("(" + std::to_string(held) + " bytes)"), std::string::npos)
             << told << " (held-bytes " << held << ")";
-        EXPECT_EQ(u64_property(sink, "dropped"), 0u);
+        EXPECT_EQ(u64_property(rig.sink(), "dropped"), 0u);
 
-        ASSERT_NE(hung.play(), GST_STATE_CHANGE_FAILURE);
-        GstAppSink* out = GST_APP_SINK(rx.by_name("out"));
+        ASSERT_NE(rig.hung.play(), GST_STATE_CHANGE_FAILURE);
         for (guint64 n = 0; n < 20; ++n) {
-            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(out, 5 * GST_SECOND));
+            MiniObjectPtr<GstSample> smp(gst_app_sink_try_pull_sample(rig.out(), 5 * GST_SECOND));
             ASSERT_TRUE(smp) << "frame " << n;
             EXPECT_EQ(GST_BUFFER_OFFSET(gst_sample_get_buffer(smp.get())), n);
         }
-        auto end = wait_end(tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+        auto end = wait_end(rig.tx, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
         ASSERT_TRUE(end.message);
         EXPECT_EQ(GST_MESSAGE_TYPE(end.message.get()), GST_MESSAGE_EOS)
             << message_text(end.message.get());
-        EXPECT_FALSE(tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
-        EXPECT_EQ(u64_property(sink, "dropped"), 0u);
-        EXPECT_EQ(u64_property(sink, "sent"), 40u);
+        EXPECT_FALSE(rig.tx.wait(GST_MESSAGE_WARNING, 0ms)) << "named once";
+        EXPECT_EQ(u64_property(rig.sink(), "dropped"), 0u);
+        EXPECT_EQ(u64_property(rig.sink(), "sent"), 40u);
         EXPECT_LE(end.peak_held_bytes, kBound);
     }
     EXPECT_EQ(open_fds(), before) << describe_fds(open_fds());

@@ -619,6 +619,37 @@ TEST_F(IpcServerTest, MaxHeldBytesWaitIsReportedOnceAndEndsWithARelease)
 }
 
 // Reads the `expected` frames waiting on `rx` and releases the oldest.
+// A receiver that releases every frame as it arrives, on a thread of its own, counting them;
+// stopped and joined when it goes out of scope (a failed assertion included).
+class ReleasingReader
+{
+public:
+    explicit ReleasingReader(int fd)
+        : thread_([this, fd] {
+              while (!stop_) {
+                  const auto seqs = drain_frames(fd);
+                  got_ += seqs.size();
+                  if (!seqs.empty())
+                      release(fd, seqs);
+              }
+          })
+    {
+    }
+    ~ReleasingReader()
+    {
+        stop_ = true;
+        thread_.join();
+    }
+    ReleasingReader(const ReleasingReader&) = delete;
+    ReleasingReader& operator=(const ReleasingReader&) = delete;
+    size_t got() const { return got_.load(); }
+
+private:
+    std::atomic<bool> stop_{false};
+    std::atomic<size_t> got_{0};
+    std::thread thread_; // last: it starts once the counters exist
+};
+
 void release_oldest(int rx, size_t expected)
 {
     const auto seqs = drain_frames(rx);
@@ -678,16 +709,7 @@ TEST_F(IpcServerTest, ABlockTimeoutGivesUpOnAHungReceiverAndTheOtherGetsEveryFra
     auto other = connect_to(path);
     ASSERT_TRUE(hung && other);
     ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
-    std::atomic<bool> stop{false};
-    std::atomic<size_t> other_got{0};
-    std::thread reader([&] {
-        while (!stop) {
-            const auto seqs = drain_frames(other->get());
-            other_got += seqs.size();
-            if (!seqs.empty())
-                release(other->get(), seqs);
-        }
-    });
+    ReleasingReader reader(other->get());
     for (int i = 0; i < 2; ++i)
         ASSERT_TRUE(send_one(Keepalive(), false, true));
     auto t0 = steady_clock::now();
@@ -708,7 +730,7 @@ TEST_F(IpcServerTest, ABlockTimeoutGivesUpOnAHungReceiverAndTheOtherGetsEveryFra
         ASSERT_TRUE(send_one(Keepalive(), false, true));
     EXPECT_LT(steady_clock::now() - t0, milliseconds(1000));
     EXPECT_EQ(server.dropped(), 6u) << "the third frame on, for the hung receiver";
-    EXPECT_TRUE(eventually([&] { return other_got.load() == 8u; })) << other_got.load();
+    EXPECT_TRUE(eventually([&] { return reader.got() == 8u; })) << reader.got();
 
     // It releases one: the next frame reaches it, and the one after waits for it again.
     release_oldest(hung.get(), 2);
@@ -719,9 +741,7 @@ TEST_F(IpcServerTest, ABlockTimeoutGivesUpOnAHungReceiverAndTheOtherGetsEveryFra
     EXPECT_GE(steady_clock::now() - t0, milliseconds(900)) << "waited for again";
     EXPECT_EQ(observer.give_ups().size(), 1u) << "named once per connection";
     EXPECT_EQ(server.dropped(), 7u);
-    EXPECT_TRUE(eventually([&] { return other_got.load() == 10u; })) << other_got.load();
-    stop = true;
-    reader.join();
+    EXPECT_TRUE(eventually([&] { return reader.got() == 10u; })) << reader.got();
 }
 
 // block_timeout_ms under the byte bound: a receiver below max-pending that keeps its frames
@@ -744,19 +764,10 @@ TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinning
     auto other = connect_to(path);
     ASSERT_TRUE(hung && other);
     ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
-    std::atomic<bool> stop{false};
-    std::atomic<size_t> other_got{0};
-    std::thread reader([&] {
-        while (!stop) {
-            const auto seqs = drain_frames(other->get());
-            other_got += seqs.size();
-            if (!seqs.empty())
-                release(other->get(), seqs);
-        }
-    });
+    ReleasingReader reader(other->get());
     for (int i = 0; i < 4; ++i)
         ASSERT_TRUE(send_one(Keepalive(), false, true));
-    ASSERT_TRUE(eventually([&] { return other_got.load() == 4u; }));
+    ASSERT_TRUE(eventually([&] { return reader.got() == 4u; }));
     auto t0 = steady_clock::now();
     ASSERT_TRUE(send_one(Keepalive(), false, true));
     EXPECT_GE(steady_clock::now() - t0, milliseconds(250)) << "it waited for releases first";
@@ -781,15 +792,13 @@ TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinning
     release_oldest(hung.get(), 4);
     ASSERT_TRUE(eventually([&] { return server.held_bytes() == 3 * kFrame; }));
     ASSERT_TRUE(send_one(Keepalive(), false, true));
-    EXPECT_TRUE(eventually([&] { return other_got.load() == 5u; })) << other_got.load();
+    EXPECT_TRUE(eventually([&] { return reader.got() == 5u; })) << reader.got();
     t0 = steady_clock::now();
     ASSERT_TRUE(send_one(Keepalive(), false, true));
     EXPECT_GE(steady_clock::now() - t0, milliseconds(250)) << "waited for again";
     EXPECT_EQ(observer.give_ups().size(), 1u) << "named once per connection";
     EXPECT_EQ(server.dropped(), 24u);
     EXPECT_EQ(server.sent(), 10u);
-    stop = true;
-    reader.join();
 }
 
 // A wait shorter than report_wait_ms names no receiver, for max-pending or for the byte bound.
