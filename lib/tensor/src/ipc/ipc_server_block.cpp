@@ -92,10 +92,11 @@ void Server::wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t b
 
 // Whether `c` holds a blocked frame up: it holds all max_pending lets it or, when the byte
 // bound holds the frame (`over_bound`), any frame at all. Nothing is sent while a frame waits,
-// so a frame it holds now it has held for the whole wait.
+// so a frame it holds now it has held for the whole wait. One that hung up is not named: the
+// serving thread is about to let go of what it held.
 bool Server::holds_up_locked(const Client& c, bool over_bound) const noexcept
 {
-    return !c.given_up && (full_locked(c) || (over_bound && !c.pending.empty()));
+    return !c.given_up && !c.dead && (full_locked(c) || (over_bound && !c.pending.empty()));
 }
 
 HoldUp Server::hold_up_locked(const Client& c, uint32_t waited_ms) const
