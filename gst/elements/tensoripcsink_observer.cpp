@@ -133,14 +133,14 @@ void Observer::gave_up_on_receiver(const ipc::HoldUp& g) noexcept
                              "connection; block-timeout=0 waits for it as long as it takes"));
         return;
     }
-    // Below max-pending, but what it holds keeps max-held-bytes from letting a buffer through:
-    // the other receivers go on only as far as the bytes it does not pin allow.
+    // Below max-pending, but the oldest frames held are its, and they keep max-held-bytes from
+    // letting a buffer through.
     GST_ELEMENT_WARNING(self_, RESOURCE, NO_SPACE_LEFT,
-                        ("Gave up waiting for receiver %s: it held %u frames (%llu bytes) for "
-                         "block-timeout (%u ms) without releasing one while max-held-bytes "
-                         "(%llu) held buffers back. Frames are dropped for it until it releases "
-                         "one; meanwhile buffers that would pass max-held-bytes are dropped at "
-                         "once instead of waiting.",
+                        ("Gave up waiting for receiver %s: it held %u frames (%llu bytes), the "
+                         "oldest held, for block-timeout (%u ms) without releasing one while "
+                         "max-held-bytes (%llu) held buffers back. Until it releases one, a "
+                         "buffer that would pass max-held-bytes is dropped at once instead of "
+                         "waiting for it.",
                          g.receiver.c_str(), unsigned(g.held),
                          static_cast<unsigned long long>(g.held_bytes), unsigned(g.waited_ms),
                          static_cast<unsigned long long>(g.max_held_bytes)),

@@ -620,15 +620,25 @@ TEST_F(IpcServerTest, MaxHeldBytesWaitIsReportedOnceAndEndsWithARelease)
 
 // Reads the `expected` frames waiting on `rx` and releases the oldest.
 // A receiver that releases every frame as it arrives, on a thread of its own, counting them;
-// stopped and joined when it goes out of scope (a failed assertion included).
+// stopped and joined when it goes out of scope (a failed assertion included). With
+// `keep_newest` it keeps the newest frame until the next one arrives, as a sink that keeps its
+// last sample does.
 class ReleasingReader
 {
 public:
-    explicit ReleasingReader(int fd)
-        : thread_([this, fd] {
+    explicit ReleasingReader(int fd, bool keep_newest = false)
+        : thread_([this, fd, keep_newest] {
+              std::vector<uint64_t> kept;
               while (!stop_) {
-                  const auto seqs = drain_frames(fd);
+                  auto seqs = drain_frames(fd);
                   got_ += seqs.size();
+                  if (seqs.empty())
+                      continue;
+                  if (keep_newest) {
+                      std::swap(kept, seqs);
+                      seqs.insert(seqs.end(), kept.begin(), kept.end() - 1);
+                      kept.erase(kept.begin(), kept.end() - 1);
+                  }
                   if (!seqs.empty())
                       release(fd, seqs);
               }
@@ -799,6 +809,44 @@ TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinning
     EXPECT_EQ(observer.give_ups().size(), 1u) << "named once per connection";
     EXPECT_EQ(server.dropped(), 24u);
     EXPECT_EQ(server.sent(), 10u);
+}
+
+// A sound receiver whose sink keeps its last frame holds the newest frame until the next one
+// comes, which a frame the byte bound holds back never lets it see. The give-up takes the hung
+// receiver, which holds the oldest frames, and not that one: it gets the next frame that fits
+// (a receiver given up on got nothing until it released, and this one would never have).
+TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundSparesAReceiverKeepingItsLastFrame_Negative)
+{
+    using std::chrono::milliseconds;
+    using std::chrono::steady_clock;
+    constexpr uint64_t kFrame = 4096; // send_one()'s frame
+    ServerConfig config = config_for_path();
+    config.max_pending = 8;
+    config.max_held_bytes = 4 * kFrame;
+    config.report_wait_ms = 60000;
+    config.block_timeout_ms = 300;
+    UniqueFd hung = start_with_one_receiver(config);
+    auto sound = connect_to(path);
+    ASSERT_TRUE(hung && sound);
+    ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
+    ReleasingReader reader(sound->get(), /*keep_newest=*/true);
+    for (int i = 0; i < 4; ++i)
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+    ASSERT_TRUE(eventually([&] { return reader.got() == 4u; }));
+    const auto t0 = steady_clock::now();
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_GE(steady_clock::now() - t0, milliseconds(250));
+    auto give_ups = observer.give_ups();
+    ASSERT_EQ(give_ups.size(), 1u) << "the hung receiver only";
+    EXPECT_EQ(give_ups[0].held, 4u) << "the one holding four frames, not the one holding one";
+    EXPECT_EQ(give_ups[0].by, HeldBackBy::MaxHeldBytes);
+
+    // The hung receiver lets one go: the next frame fits and reaches the sound one too.
+    release_oldest(hung.get(), 4);
+    ASSERT_TRUE(eventually([&] { return server.held_bytes() == 3 * kFrame; }));
+    ASSERT_TRUE(send_one(Keepalive(), false, true));
+    EXPECT_TRUE(eventually([&] { return reader.got() == 5u; })) << reader.got();
+    EXPECT_EQ(observer.give_ups().size(), 1u);
 }
 
 // A wait shorter than report_wait_ms names no receiver, for max-pending or for the byte bound.

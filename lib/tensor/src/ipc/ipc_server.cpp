@@ -546,7 +546,7 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
         uint32_t would_take = 0, live = 0;
         for (const Client& c : clients_list_) {
             live += c.takes_frames();
-            would_take += c.takes_frames() && !full_locked(c) && !c.given_up;
+            would_take += c.takes_frames() && !full_locked(c);
         }
         dropped_ += live;
         const uint64_t held = held_bytes_.load(), bound = max_held_bytes_;
@@ -570,13 +570,10 @@ Result<SendOutcome> Server::send_frame(FrameHead head, std::span<const MemoryRec
     for (Client& c : clients_list_) {
         if (!c.takes_frames())
             continue;
-        // A receiver given up on (block_timeout_ms) gets nothing until it releases a frame, even
-        // below max-pending: what it holds is already keeping the byte bound from others.
-        if (full_locked(c) || c.given_up) {
+        if (full_locked(c)) {
             dropped_++;
-            log(LogLevel::Trace, "receiver %s holds %zu frames%s: frame %llu dropped for it",
-                c.name.c_str(), c.pending.size(), c.given_up ? ", given up on" : "",
-                static_cast<unsigned long long>(head.seq));
+            log(LogLevel::Trace, "receiver %s holds %zu frames: frame %llu dropped for it",
+                c.name.c_str(), c.pending.size(), static_cast<unsigned long long>(head.seq));
             continue;
         }
         if (!send_caps_locked(c)) {

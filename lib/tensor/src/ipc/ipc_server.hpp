@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -63,9 +64,9 @@ enum class Refusal : uint8_t {
 enum class HeldBackBy : uint8_t {
     /// The receiver holds all max_pending lets it: the other receivers are not short of room.
     MaxPending,
-    /// The frame would pass max_held_bytes, and the receiver holds frames it released none of
-    /// all the while (none was sent during the wait): the bytes it pins are what the bound
-    /// holds back.
+    /// The frame would pass max_held_bytes, and the receiver holds the oldest frame held (by
+    /// any receiver still waited for): it has released none since, and the bytes it pins are
+    /// what the bound holds back.
     MaxHeldBytes,
 };
 
@@ -208,8 +209,9 @@ private:
         bool dead = false;
         bool done = false;      ///< it sent DONE: it reads no more, and only releases what it read
         bool wait_told = false; ///< waiting_for_receiver() named it
-        /// A frame gave up waiting for it (block_timeout_ms): frames skip it until it releases,
-        /// and the frames it holds are not waited for under max_held_bytes.
+        /// A frame gave up waiting for it (block_timeout_ms) until it releases one: frames do not
+        /// wait for it (when it is full they skip it), and under max_held_bytes the frames it
+        /// holds count as pinned for good.
         bool given_up = false;
         bool give_up_told = false; ///< gave_up_on_receiver() named it
         std::string name;
@@ -243,10 +245,11 @@ private:
     bool send_caps_locked(Client& c);
     // Back-pressure (block), ipc_server_block.cpp.
     bool room_locked(uint64_t bytes) const noexcept;
-    bool release_awaited_locked() const noexcept;
+    bool fits_after_awaited_releases_locked(uint64_t bytes) const;
     uint64_t pinned_by_locked(const Client& c) const noexcept;
     void wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes);
-    bool holds_up_locked(const Client& c, bool over_bound) const noexcept;
+    std::optional<uint64_t> oldest_awaited_locked(uint64_t bytes) const noexcept;
+    bool holds_up_locked(const Client& c, std::optional<uint64_t> oldest) const noexcept;
     HoldUp hold_up_locked(const Client& c, uint32_t waited_ms) const;
     void report_waiting_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes);
     void give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms, uint64_t bytes);

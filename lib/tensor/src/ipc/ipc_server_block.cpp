@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -16,8 +17,8 @@ namespace edgetensor::ipc
 {
 
 // The wait is over: no receiver the frame must wait for holds max_pending frames, and the byte
-// bound allows it, or no release it could wait for would make it (send_frame() drops it then),
-// or unlock() ends the wait.
+// bound allows it, or no release it waits for could make it (send_frame() drops it then), or
+// unlock() ends the wait.
 bool Server::room_locked(uint64_t bytes) const noexcept
 {
     if (unlocked_)
@@ -25,18 +26,26 @@ bool Server::room_locked(uint64_t bytes) const noexcept
     for (const Client& c : clients_list_)
         if (full_locked(c) && !c.given_up)
             return false;
-    return fits_locked(bytes) || !release_awaited_locked();
+    return fits_locked(bytes) || !fits_after_awaited_releases_locked(bytes);
 }
 
-// A receiver not given up on holds a frame: its release is what a frame held back by the byte
-// bound waits for. When only receivers given up on hold frames, that wait would last a
-// block-timeout for every frame while one hung receiver pins the bound.
-bool Server::release_awaited_locked() const noexcept
+// Whether the frame would fit once every receiver not given up on released all it holds. The
+// frames a receiver given up on holds stay pinned however long the frame waits, so when they
+// alone leave no room the wait is pointless: without this, one hung receiver pinning the bound
+// would cost a block-timeout for every frame.
+bool Server::fits_after_awaited_releases_locked(uint64_t bytes) const
 {
+    if (max_held_bytes_ == 0)
+        return true;
+    std::unordered_set<uint64_t> stuck;
+    uint64_t stuck_bytes = 0;
     for (const Client& c : clients_list_)
-        if (!c.given_up && !c.pending.empty())
-            return true;
-    return false;
+        if (c.given_up)
+            for (uint64_t seq : c.pending)
+                if (auto it = held_map_.find(seq);
+                    it != held_map_.end() && stuck.insert(seq).second)
+                    stuck_bytes += it->second.bytes;
+    return stuck_bytes + bytes <= max_held_bytes_;
 }
 
 uint64_t Server::pinned_by_locked(const Client& c) const noexcept
@@ -91,12 +100,28 @@ void Server::wait_for_room_locked(std::unique_lock<std::mutex>& lock, uint64_t b
 }
 
 // Whether `c` holds a blocked frame up: it holds all max_pending lets it or, when the byte
-// bound holds the frame (`over_bound`), any frame at all. Nothing is sent while a frame waits,
-// so a frame it holds now it has held for the whole wait. One that hung up is not named: the
-// serving thread is about to let go of what it held.
-bool Server::holds_up_locked(const Client& c, bool over_bound) const noexcept
+// bound holds the frame, it holds `oldest`, the oldest frame any receiver still waited for
+// holds. Nothing is sent while a frame waits, so a receiver that holds a frame it has held it
+// for the whole wait; but a sound one may keep the newest frame or two (its sink's last
+// sample, a display's two buffers) until the next arrives, while the one that hung keeps the
+// oldest. One that hung up is not named: the serving thread is about to let go of its frames.
+bool Server::holds_up_locked(const Client& c, std::optional<uint64_t> oldest) const noexcept
 {
-    return !c.given_up && !c.dead && (full_locked(c) || (over_bound && !c.pending.empty()));
+    return !c.given_up && !c.dead && (full_locked(c) || (oldest && c.pending.count(*oldest)));
+}
+
+// With the byte bound holding a frame of `bytes`: the oldest frame a receiver not given up on
+// holds; none when the bound does not hold it.
+std::optional<uint64_t> Server::oldest_awaited_locked(uint64_t bytes) const noexcept
+{
+    if (fits_locked(bytes))
+        return std::nullopt;
+    std::optional<uint64_t> oldest;
+    for (const Client& c : clients_list_)
+        if (!c.given_up && !c.dead && !c.pending.empty() &&
+            (!oldest || *c.pending.begin() < *oldest))
+            oldest = *c.pending.begin();
+    return oldest;
 }
 
 HoldUp Server::hold_up_locked(const Client& c, uint32_t waited_ms) const
@@ -114,10 +139,10 @@ HoldUp Server::hold_up_locked(const Client& c, uint32_t waited_ms) const
 // connection. `lock` is released around the observer's calls.
 void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes)
 {
-    const bool over_bound = !fits_locked(bytes);
+    const std::optional<uint64_t> oldest = oldest_awaited_locked(bytes);
     std::vector<HoldUp> holding;
     for (Client& c : clients_list_)
-        if (holds_up_locked(c, over_bound) && !std::exchange(c.wait_told, true))
+        if (holds_up_locked(c, oldest) && !std::exchange(c.wait_told, true))
             holding.push_back(hold_up_locked(c, report_wait_ms_));
     if (holding.empty())
         return; // receivers told before
@@ -135,10 +160,10 @@ void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock, uint64_t 
 // once per connection. `lock` is released around the observer's calls.
 void Server::give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms, uint64_t bytes)
 {
-    const bool over_bound = !fits_locked(bytes);
+    const std::optional<uint64_t> oldest = oldest_awaited_locked(bytes);
     std::vector<HoldUp> told;
     for (Client& c : clients_list_) {
-        if (!holds_up_locked(c, over_bound))
+        if (!holds_up_locked(c, oldest))
             continue;
         if (!std::exchange(c.give_up_told, true))
             told.push_back(hold_up_locked(c, waited_ms));
