@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -660,6 +661,45 @@ private:
     std::thread thread_; // last: it starts once the counters exist
 };
 
+// The byte-bound give-up tests: max_pending 8, a bound of four frames, a 300 ms block timeout;
+// hung_ never releases, the other receiver is read by reader_ (which keeps its newest frame or
+// not). Four frames reach both; the fifth, held back by the bound, waits the timeout.
+class IpcServerByteBoundTest : public IpcServerTest
+{
+protected:
+    static constexpr uint64_t kFrame = 4096; // send_one()'s frame
+    void pin_the_bound(bool keep_newest)
+    {
+        ServerConfig config = config_for_path();
+        config.max_pending = 8;
+        config.max_held_bytes = 4 * kFrame;
+        config.report_wait_ms = 60000;
+        config.block_timeout_ms = 300;
+        hung_ = start_with_one_receiver(config);
+        auto other = connect_to(path);
+        ASSERT_TRUE(hung_ && other);
+        other_ = std::move(*other);
+        ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
+        reader_ = std::make_unique<ReleasingReader>(other_.get(), keep_newest);
+        for (int i = 0; i < 4; ++i)
+            ASSERT_TRUE(send_one(Keepalive(), false, true));
+        ASSERT_TRUE(eventually([&] { return reader_->got() == 4u; }));
+        const auto t0 = std::chrono::steady_clock::now();
+        ASSERT_TRUE(send_one(Keepalive(), false, true));
+        EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250))
+            << "it waited for releases first";
+    }
+    void TearDown() override
+    {
+        reader_.reset(); // before its socket closes
+        hung_.reset();
+        other_.reset();
+        IpcServerTest::TearDown(); // the fd check, with the receivers' sockets closed
+    }
+    UniqueFd hung_, other_;
+    std::unique_ptr<ReleasingReader> reader_;
+};
+
 void release_oldest(int rx, size_t expected)
 {
     const auto seqs = drain_frames(rx);
@@ -760,27 +800,14 @@ TEST_F(IpcServerTest, ABlockTimeoutGivesUpOnAHungReceiverAndTheOtherGetsEveryFra
 // after it are dropped at once (nobody may pin more) instead of each waiting the timeout. Once
 // it releases one, a frame reaches both receivers again, and the next one waits for it again,
 // without a second report.
-TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinningIt_Negative)
+TEST_F(IpcServerByteBoundTest,
+       ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinningIt_Negative)
 {
     using std::chrono::milliseconds;
     using std::chrono::steady_clock;
-    constexpr uint64_t kFrame = 4096; // send_one()'s frame
-    ServerConfig config = config_for_path();
-    config.max_pending = 8;
-    config.max_held_bytes = 4 * kFrame;
-    config.report_wait_ms = 60000;
-    config.block_timeout_ms = 300;
-    UniqueFd hung = start_with_one_receiver(config);
-    auto other = connect_to(path);
-    ASSERT_TRUE(hung && other);
-    ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
-    ReleasingReader reader(other->get());
-    for (int i = 0; i < 4; ++i)
-        ASSERT_TRUE(send_one(Keepalive(), false, true));
-    ASSERT_TRUE(eventually([&] { return reader.got() == 4u; }));
-    auto t0 = steady_clock::now();
-    ASSERT_TRUE(send_one(Keepalive(), false, true));
-    EXPECT_GE(steady_clock::now() - t0, milliseconds(250)) << "it waited for releases first";
+    ASSERT_NO_FATAL_FAILURE(pin_the_bound(/*keep_newest=*/false));
+    UniqueFd& hung = hung_;
+    ReleasingReader& reader = *reader_;
     auto give_ups = observer.give_ups();
     ASSERT_EQ(give_ups.size(), 1u);
     EXPECT_EQ(give_ups[0].receiver.rfind("pid ", 0), 0u) << give_ups[0].receiver;
@@ -791,7 +818,7 @@ TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinning
     EXPECT_EQ(give_ups[0].waited_ms, 300u);
     EXPECT_EQ(server.dropped(), 2u) << "the frame that waited, for both receivers";
     // Ten frames more go at once (each would wait 300 ms if frames still waited for it).
-    t0 = steady_clock::now();
+    auto t0 = steady_clock::now();
     for (int i = 0; i < 10; ++i)
         ASSERT_TRUE(send_one(Keepalive(), false, true));
     EXPECT_LT(steady_clock::now() - t0, milliseconds(250));
@@ -815,27 +842,12 @@ TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundWaitsOnceForAReceiverPinning
 // comes, which a frame the byte bound holds back never lets it see. The give-up takes the hung
 // receiver, which holds the oldest frames, and not that one: it gets the next frame that fits
 // (a receiver given up on got nothing until it released, and this one would never have).
-TEST_F(IpcServerTest, ABlockTimeoutUnderTheByteBoundSparesAReceiverKeepingItsLastFrame_Negative)
+TEST_F(IpcServerByteBoundTest,
+       ABlockTimeoutUnderTheByteBoundSparesAReceiverKeepingItsLastFrame_Negative)
 {
-    using std::chrono::milliseconds;
-    using std::chrono::steady_clock;
-    constexpr uint64_t kFrame = 4096; // send_one()'s frame
-    ServerConfig config = config_for_path();
-    config.max_pending = 8;
-    config.max_held_bytes = 4 * kFrame;
-    config.report_wait_ms = 60000;
-    config.block_timeout_ms = 300;
-    UniqueFd hung = start_with_one_receiver(config);
-    auto sound = connect_to(path);
-    ASSERT_TRUE(hung && sound);
-    ASSERT_TRUE(eventually([&] { return server.clients() == 2u; }));
-    ReleasingReader reader(sound->get(), /*keep_newest=*/true);
-    for (int i = 0; i < 4; ++i)
-        ASSERT_TRUE(send_one(Keepalive(), false, true));
-    ASSERT_TRUE(eventually([&] { return reader.got() == 4u; }));
-    const auto t0 = steady_clock::now();
-    ASSERT_TRUE(send_one(Keepalive(), false, true));
-    EXPECT_GE(steady_clock::now() - t0, milliseconds(250));
+    ASSERT_NO_FATAL_FAILURE(pin_the_bound(/*keep_newest=*/true));
+    UniqueFd& hung = hung_;
+    ReleasingReader& reader = *reader_;
     auto give_ups = observer.give_ups();
     ASSERT_EQ(give_ups.size(), 1u) << "the hung receiver only";
     EXPECT_EQ(give_ups[0].held, 4u) << "the one holding four frames, not the one holding one";
