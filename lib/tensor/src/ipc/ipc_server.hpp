@@ -109,8 +109,9 @@ public:
     /// frame). Called without the server's lock held.
     virtual void waiting_for_receiver(const HoldUp& who) noexcept = 0;
     /// With block and a block timeout, a frame has waited the timeout for a receiver (see
-    /// HoldUp): frames are dropped for it, as without block, until it releases one. Once per
-    /// receiver connection. Called without the server's lock held.
+    /// HoldUp): until it releases one, frames do not wait for it (ServerConfig::
+    /// block_timeout_ms says what that means for each HeldBackBy). Once per receiver
+    /// connection. Called without the server's lock held.
     virtual void gave_up_on_receiver(const HoldUp& who) noexcept = 0;
 };
 
@@ -132,9 +133,11 @@ struct ServerConfig {
     /// tensoripcsrc waits before saying its own downstream holds them).
     uint32_t report_wait_ms = 1000;
     /// How long, with block, a frame waits for a receiver that holds max_pending frames (or for
-    /// releases under max_held_bytes) before the sender gives up on it (on every receiver that
-    /// held frames all that time): frames skip it (dropped for it) until it releases one, so a
-    /// hung receiver holds the stream back by this much once, not forever. 0: no limit.
+    /// releases under max_held_bytes) before the sender gives up on it (under the byte bound:
+    /// on the receivers holding the oldest frame held): until it releases one, frames skip it
+    /// when it is full, and under the byte bound a frame that could not fit without its
+    /// releases is dropped at once, so a hung receiver holds the stream back by this much once,
+    /// not forever. 0: no limit.
     uint32_t block_timeout_ms = 0;
 };
 

@@ -155,9 +155,11 @@ void Server::report_waiting_locked(std::unique_lock<std::mutex>& lock, uint64_t 
     lock.lock();
 }
 
-// A blocked frame has waited block_timeout_ms_: the receivers still holding it up are skipped
-// from now on (their frames dropped, as without block) until each releases one; each is named
-// once per connection. `lock` is released around the observer's calls.
+// A blocked frame has waited block_timeout_ms_: the receivers still holding it up
+// (holds_up_locked()) are not waited for until each releases one: one at max-pending is
+// skipped (its frames dropped, as without block), and under the byte bound what each holds
+// counts as pinned for good (fits_after_awaited_releases_locked()). Each is named once per
+// connection. `lock` is released around the observer's calls.
 void Server::give_up_locked(std::unique_lock<std::mutex>& lock, uint32_t waited_ms, uint64_t bytes)
 {
     const std::optional<uint64_t> oldest = oldest_awaited_locked(bytes);
