@@ -227,6 +227,7 @@ private:
     };
     using Graveyard = std::vector<Keepalive>;
 
+    // The serving thread: accepting receivers, reading their releases, ipc_server_serve.cpp.
     void serve();
     void accept_clients();
     bool refuse_for_want_of_fds(int err);

@@ -116,6 +116,11 @@ Result<UniqueFd> accept_on(int listen_fd)
     return c;
 }
 
+UniqueFd open_spare_fd() noexcept
+{
+    return UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+}
+
 Result<PeerCredentials> peer_credentials(int fd)
 {
     ucred cred{};

@@ -33,6 +33,10 @@ Result<UniqueFd> connect_to(const std::string& path);
 /// Accepts one pending connection (non-blocking, CLOEXEC); Io(EAGAIN) when none is pending.
 Result<UniqueFd> accept_on(int listen_fd);
 
+/// An fd held in reserve (/dev/null): closed to free a slot in a full fd table, so that
+/// accept_on() can still take a connection off the backlog and refuse it. Empty on failure.
+UniqueFd open_spare_fd() noexcept;
+
 struct PeerCredentials {
     pid_t pid = 0;
     uid_t uid = 0;
