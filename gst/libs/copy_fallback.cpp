@@ -147,8 +147,8 @@ CopyFallback::pool_for(GstElement* element, const StreamLayoutPtr& layout, GstFl
     retire_pool_unless(nullptr); // made for other caps
     NegotiatedPool made = make_pool(element, layout, policy_.pool);
     if (!made) {
-        GST_ELEMENT_ERROR(element, RESOURCE, NO_SPACE_LEFT,
-                          ("Cannot create a buffer pool to copy into."),
+        GST_ELEMENT_ERROR(element, CORE, NEGOTIATION,
+                          ("Cannot create a buffer pool to copy into: %s.", made.why.c_str()),
                           ("caps %" GST_PTR_FORMAT, layout->caps.get()));
         return {};
     }

@@ -64,6 +64,21 @@ void combine_bounds(const PoolPolicy& policy, guint* min, guint* max)
         *max = std::max(*max, *min);
 }
 
+// The pool refused `stream`'s caps: its layout's reason when there is one (the pool reads
+// the caps the same way), else the caps named.
+NegotiatedPool refused(const StreamLayoutPtr& stream)
+{
+    NegotiatedPool none;
+    auto layout = pooled_frame_layout(stream, 1, nullptr);
+    if (!layout) {
+        none.why = layout.error().message();
+    } else {
+        GCharPtr caps(gst_caps_to_string(stream->caps.get()));
+        none.why = std::string("the edgetensor pool refused ") + (caps ? caps.get() : "the caps");
+    }
+    return none;
+}
+
 } // namespace
 
 NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream,
@@ -100,7 +115,7 @@ NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream
         if (!gst_buffer_pool_config_validate_params(config, caps, 0, min, max) ||
             !gst_buffer_pool_set_config(out.pool.get(), config)) {
             GST_WARNING_OBJECT(element, "the edgetensor pool refused %" GST_PTR_FORMAT, caps);
-            return {};
+            return refused(stream);
         }
     }
     config = gst_buffer_pool_get_config(out.pool.get());
@@ -113,7 +128,9 @@ NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream
         gst_buffer_pool_config_set_params(config, caps, want, out.min, out.max);
         if (!gst_buffer_pool_set_config(out.pool.get(), config)) {
             GST_WARNING_OBJECT(element, "the edgetensor pool refused %u bytes per buffer", want);
-            return {};
+            NegotiatedPool none;
+            none.why = "the edgetensor pool refused " + std::to_string(want) + " bytes per buffer";
+            return none;
         }
         out.size = want;
     }
@@ -165,9 +182,10 @@ NegotiatedPool decide_pool(GstElement* element, GstQuery* query, const PoolPolic
         out =
             configure_pool(element, *stream, policy, peer_meta, min, max, theirs.get(), their_size);
     if (!out) {
-        GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS, ("Cannot configure %s.", what),
-                          ("%" GST_PTR_FORMAT " was refused%s%s", caps, stream ? "" : ": ",
-                           stream ? "" : stream.error().message().c_str()));
+        const std::string why = stream ? out.why : stream.error().message();
+        GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
+                          ("Cannot configure %s: %s.", what, why.c_str()),
+                          ("%" GST_PTR_FORMAT " was refused", caps));
         return {};
     }
     GST_INFO_OBJECT(element, "%s %s: %s memory, %u bytes, %u..%u buffers", what,

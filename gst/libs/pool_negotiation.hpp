@@ -19,6 +19,8 @@
 #include <gst/edgetensor/edgetensor.h>
 #include <gst/gst.h>
 
+#include <string>
+
 namespace edgetensor::gst
 {
 
@@ -58,6 +60,9 @@ struct NegotiatedPool {
     guint size = 0;
     guint min = 0;
     guint max = 0;
+    /// Empty pool: why the caps were refused, for the element's error (the pool's own
+    /// reason where it has one, e.g. "interlaced video is not supported").
+    std::string why;
     explicit operator bool() const noexcept { return bool(pool); }
 };
 
@@ -66,7 +71,8 @@ struct NegotiatedPool {
 /// `peer_reads_video_meta`: the other side reads GstVideoMeta (see PoolPolicy). `size`: the
 /// bytes per buffer asked for (0: one frame; the pool raises a smaller one to a frame), raised
 /// to a frame plus the policy's trailing bytes. Corrections the pool asks for are accepted
-/// once. Empty, with a warning in `element`'s name, when the pool refuses the caps.
+/// once. Empty, with `why` said and a warning in `element`'s name, when the pool refuses
+/// the caps.
 NegotiatedPool configure_pool(GstElement* element, const StreamLayoutPtr& stream,
                               const PoolPolicy& policy, bool peer_reads_video_meta, guint min,
                               guint max, GstBufferPool* reuse = nullptr, guint size = 0);

@@ -186,7 +186,20 @@ TEST(PoolNegotiation, DecideWithoutCapsOrWithCapsThePoolRefusesPostsAnError_Nega
     EXPECT_NE(bus_errors(e.get()).find("allocation query without caps"), std::string::npos);
     QueryPtr tiled = allocation_query("video/x-raw,format=NV12_64Z32,width=64,height=64");
     EXPECT_FALSE(gst::decide_pool(e.get(), tiled.get(), PoolPolicy{}, "the output pool"));
-    EXPECT_NE(bus_errors(e.get()).find("Cannot configure the output pool."), std::string::npos);
+    // The pool's own reason, not only that it refused.
+    const std::string tiled_errors = bus_errors(e.get());
+    EXPECT_NE(tiled_errors.find("Cannot configure the output pool: video format NV12_64Z32 is "
+                                "tiled or opaque"),
+              std::string::npos)
+        << tiled_errors;
+    QueryPtr interlaced = allocation_query("video/x-raw,format=NV12,width=64,height=64,"
+                                           "interlace-mode=interleaved");
+    EXPECT_FALSE(gst::decide_pool(e.get(), interlaced.get(), PoolPolicy{}, "the output pool"));
+    const std::string interlaced_errors = bus_errors(e.get());
+    EXPECT_NE(interlaced_errors.find(
+                  "Cannot configure the output pool: interlaced video is not supported."),
+              std::string::npos)
+        << interlaced_errors;
 }
 
 TEST(PoolNegotiation, ProposeOffersVideoMetaAPoolAndTheAllocator)

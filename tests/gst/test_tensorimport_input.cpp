@@ -182,6 +182,21 @@ TEST(TensorImportInput, NegativePlanesOutsideTheMemoryAreAnErrorBeforeAnyCopy)
     }
 }
 
+// Interlaced system-memory frames cannot be copied into an edgetensor pool (it holds
+// progressive frames): the error says so, not only that no pool could be made.
+TEST(TensorImportInput, NegativeInterlacedFramesToCopyAreAnErrorNamingInterlacing)
+{
+    Import t("video/x-raw,format=NV12,width=64,height=48,framerate=30/1,"
+             "interlace-mode=interleaved");
+    EXPECT_EQ(gst_harness_push(t.get(), system_buffer(ramp(64 * 48 * 3 / 2)).release()),
+              GST_FLOW_ERROR);
+    const std::string err = t.messages(GST_MESSAGE_ERROR);
+    EXPECT_NE(err.find("Cannot create a buffer pool to copy into: interlaced video is not "
+                       "supported."),
+              std::string::npos)
+        << err;
+}
+
 TEST(TensorImportInput, BottomUpFramesAreCopiedTopDown)
 {
     // Row y of plane p holds value p * 100 + y, stored last row first.
