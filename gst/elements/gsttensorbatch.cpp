@@ -163,11 +163,12 @@ gboolean handle_caps(GstTensorBatch* self, GstTensorBatchPad* pad, GstCaps* caps
     Deferred msgs;
     bool ok = false;
     bool reconfigure = false;
+    std::string refusal; // the error's text, when the caps are refused
     auto in = tb::read_pad_caps(caps, s);
     if (!in) {
         eg::GCharPtr cs(gst_caps_to_string(caps));
-        msgs.error(GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-                   std::string(GST_PAD_NAME(pad)) + ": " + in.error().message() + ".",
+        refusal = std::string(GST_PAD_NAME(pad)) + ": " + in.error().message() + ".";
+        msgs.error(GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION, refusal,
                    std::string("caps ") + cs.get());
     } else {
         // The pad's thread may be converting a frame of the caps before these (a caps event
@@ -183,9 +184,9 @@ gboolean handle_caps(GstTensorBatch* self, GstTensorBatchPad* pad, GstCaps* caps
         auto r = pad->stream->set_caps(*in, s, w, h);
         if (!r) {
             eg::GCharPtr cs(gst_caps_to_string(caps));
-            msgs.error(GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION,
-                       std::string(GST_PAD_NAME(pad)) + ": cannot convert " + cs.get() + " with " +
-                           tb::describe_settings(s) + ": " + r.error().message(),
+            refusal = std::string(GST_PAD_NAME(pad)) + ": cannot convert " + cs.get() + " with " +
+                      tb::describe_settings(s) + ": " + r.error().message();
+            msgs.error(GST_CORE_ERROR, GST_CORE_ERROR_NEGOTIATION, refusal,
                        std::string("edgetensor error ") +
                            std::string(et::error_code_name(r.error().code())));
         } else {
@@ -202,7 +203,18 @@ gboolean handle_caps(GstTensorBatch* self, GstTensorBatchPad* pad, GstCaps* caps
                             in->colorimetry.applied.to_string().c_str(), w, h);
         }
     }
-    msgs.post(GST_ELEMENT(self));
+    // The pad is offered the same sticky caps again before its first buffer: a refusal is
+    // said once per start.
+    bool say = true;
+    if (!refusal.empty()) {
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        state_of(self).st.caps_refused = true;
+        say = state_of(self).st.warned.insert("refused " + refusal).second;
+    }
+    if (say)
+        msgs.post(GST_ELEMENT(self));
+    else
+        GST_DEBUG_OBJECT(pad, "refused again: %s", refusal.c_str());
     if (reconfigure)
         gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
     return ok ? TRUE : FALSE;
@@ -364,10 +376,11 @@ GstFlowReturn aggregate_impl(GstTensorBatch* self, gboolean timeout)
 {
     {
         const tb::Settings s = settings_snapshot(self);
-        bool negotiated;
+        bool negotiated, caps_refused;
         {
             std::lock_guard<std::mutex> lock(state_of(self).mu);
             negotiated = state_of(self).st.out.negotiated;
+            caps_refused = state_of(self).st.caps_refused;
         }
         if (!negotiated) {
             // Nothing to batch into yet: only EOS before any caps can end here.
@@ -376,9 +389,13 @@ GstFlowReturn aggregate_impl(GstTensorBatch* self, gboolean timeout)
                 all_eos = all_eos && gst_aggregator_pad_is_eos(GST_AGGREGATOR_PAD(p.get()));
             if (all_eos)
                 return end_of_stream(self);
-            GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
-                              ("tensorbatch received frames before its output was negotiated."),
-                              (nullptr));
+            // A pad's refused caps (said already) leave its frames queued without caps.
+            if (caps_refused)
+                GST_DEBUG_OBJECT(self, "frames of refused caps: not negotiated");
+            else
+                GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                                  ("tensorbatch received frames before its output was negotiated."),
+                                  (nullptr));
             return GST_FLOW_NOT_NEGOTIATED;
         }
         GST_LOG_OBJECT(self, "aggregate (timeout %d)", timeout);

@@ -311,10 +311,38 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     return TRUE;
 }
 
+// The same caps under the same settings were refused last time (and the error said why).
+bool refused_already(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps, guint64 changes)
+{
+    std::lock_guard<std::mutex> lock(state_of(self).mu);
+    const Streaming& st = state_of(self).streaming;
+    return st.refused_in && st.refused_settings == changes &&
+           gst_caps_is_equal(st.refused_in.get(), incaps) &&
+           gst_caps_is_equal(st.refused_out.get(), outcaps);
+}
+
 gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* outcaps)
 {
-    return eg::guarded(trans, "set_caps", FALSE,
-                       [&] { return set_caps_impl(GST_TENSOR_CONVERT(trans), incaps, outcaps); });
+    auto* self = GST_TENSOR_CONVERT(trans);
+    return eg::guarded(trans, "set_caps", FALSE, [&]() -> gboolean {
+        guint64 changes;
+        {
+            eg::ObjectLockGuard lock(self);
+            changes = state_of(self).settings_changes;
+        }
+        if (refused_already(self, incaps, outcaps, changes)) {
+            GST_DEBUG_OBJECT(self, "%" GST_PTR_FORMAT " refused already", incaps);
+            return FALSE;
+        }
+        if (set_caps_impl(self, incaps, outcaps))
+            return TRUE;
+        std::lock_guard<std::mutex> lock(state_of(self).mu);
+        Streaming& st = state_of(self).streaming;
+        st.refused_in.reset(gst_caps_ref(incaps));
+        st.refused_out.reset(gst_caps_ref(outcaps));
+        st.refused_settings = changes;
+        return FALSE;
+    });
 }
 
 GstFlowReturn gst_tensor_convert_transform(GstBaseTransform* trans, GstBuffer* inbuf,
@@ -423,6 +451,8 @@ void gst_tensor_convert_set_property(GObject* object, guint prop_id, const GValu
         Settings* s = &state_of(object).settings;
         if (!cs::set_output_mode(GST_ELEMENT(object), s, prop_id, value, pspec))
             cs::set_property(GST_ELEMENT(object), s, prop_id, value, pspec);
+        eg::ObjectLockGuard lock(object);
+        ++state_of(object).settings_changes;
     });
 }
 

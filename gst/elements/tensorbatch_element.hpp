@@ -81,6 +81,8 @@ struct Streaming {
     std::vector<bool> slots;
     /// Warnings said once per start (per pad and kind).
     std::set<std::string> warned;
+    /// A pad's caps were refused (with an error saying why) since start.
+    bool caps_refused = false;
     guint roi_warnings = 0;
     /// The batches the pads' threads are filling (early conversion).
     Ring ring;

@@ -64,12 +64,17 @@ struct Streaming {
     MiniObjectPtr<GstCaps> meta_caps;
     MetaOutput meta;
     FrameTransform transform;
+    // The caps set_caps() refused last, under which settings: GstBaseTransform is offered the
+    // same sticky caps again before the first buffer, and one error says it.
+    MiniObjectPtr<GstCaps> refused_in, refused_out;
+    guint64 refused_settings = 0;
 };
 
 // One C++ state object per element: settings and report under the object lock, streaming
 // state under mu.
 struct State {
     Settings settings;
+    guint64 settings_changes = 0; ///< every property set counts one (object lock)
     Report report;
     std::mutex mu;
     Streaming streaming;

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace edgetensor::test
 {
@@ -160,6 +161,36 @@ inline PipelineRun run_pipeline(GstElement* pipeline, GstClockTime timeout = 30 
     }
     gst_element_set_state(pipeline, GST_STATE_NULL);
     return r;
+}
+
+/// The error texts the element named `name` posts while `launch` negotiates and settles, in
+/// order: how many times a refusal is said. Collected until a second passes without another
+/// error (the first waited for up to 5 s; a bin forwards an error after aborting its state
+/// change, so the state change's result cannot say when they are all in).
+inline std::vector<std::string> errors_posted_by(const std::string& launch, const char* name)
+{
+    GError* err = nullptr;
+    GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
+    EXPECT_TRUE(pipeline) << (err ? err->message : "?");
+    g_clear_error(&err);
+    if (!pipeline)
+        return {};
+    gst::GstObjectPtr<GstBus> bus(gst_element_get_bus(pipeline));
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    std::vector<std::string> out;
+    GstClockTime wait = 5 * GST_SECOND;
+    while (GstMessage* m = gst_bus_timed_pop_filtered(bus.get(), wait, GST_MESSAGE_ERROR)) {
+        GError* e = nullptr;
+        gst_message_parse_error(m, &e, nullptr);
+        if (g_strcmp0(GST_OBJECT_NAME(GST_MESSAGE_SRC(m)), name) == 0)
+            out.push_back(e ? e->message : "");
+        g_clear_error(&e);
+        gst_message_unref(m);
+        wait = GST_SECOND;
+    }
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    return out;
 }
 
 } // namespace edgetensor::test

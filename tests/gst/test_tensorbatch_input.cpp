@@ -103,6 +103,21 @@ TEST_F(TensorBatchInput, NegativeAPadWithCapsTheBatchCannotTakeIsNamed)
     }
 }
 
+// The pad is offered the same sticky caps again before its first buffer: the refusal is one
+// error, not one per offer.
+TEST_F(TensorBatchInput, NegativeCapsRefusedAreOneErrorNotOnePerOffer)
+{
+    ASSERT_TRUE(load_system_plugin("videotestsrc")); // tensortestsrc makes progressive frames
+    const std::vector<std::string> errors =
+        errors_posted_by("videotestsrc num-buffers=3 ! "
+                         "video/x-raw,format=NV12,width=64,height=48,interlace-mode=interleaved ! "
+                         "tensorbatch name=b batch-size=1 width=16 height=16 ! fakesink",
+                         "b");
+    ASSERT_EQ(errors.size(), 1u) << (errors.empty() ? "" : errors[0] + " / " + errors.back());
+    EXPECT_NE(errors[0].find("sink_0: tensorbatch needs progressive video"), std::string::npos)
+        << errors[0];
+}
+
 // More pads than slots: the one beyond the bound is refused when requested; pads requested
 // before batch-size was lowered stop the start, naming both numbers.
 TEST_F(TensorBatchInput, NegativeMorePadsThanSlotsAreRefused)

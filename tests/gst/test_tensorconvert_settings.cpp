@@ -90,6 +90,19 @@ TEST_F(TensorConvertSettings, AValidValueSetAfterARefusedOneIsWhatRuns)
     EXPECT_TRUE(r.errors.empty()) << r.errors;
 }
 
+// GstBaseTransform is offered the same sticky caps again before the first buffer: caps refused
+// once are said once, not once per offer.
+TEST_F(TensorConvertSettings, NegativeCapsRefusedAreOneErrorNotOnePerOffer)
+{
+    const std::vector<std::string> errors = errors_posted_by(
+        std::string(kSource) + "tensorconvert name=tc dtype=float32 quant-scale=0.5 ! fakesink",
+        "tc");
+    ASSERT_EQ(errors.size(), 1u) << (errors.empty() ? "" : errors[0] + " / " + errors.back());
+    EXPECT_NE(errors[0].find("quant-scale=\"0.5\" quantizes int8 or uint8 outputs"),
+              std::string::npos)
+        << errors[0];
+}
+
 TEST_F(TensorConvertSettings, NegativeRefusalMadeInNullBlocksTheNextStartOfAHarness)
 {
     ElementHarness t("tensorconvert dtype=float32");
