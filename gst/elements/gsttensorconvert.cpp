@@ -142,10 +142,11 @@ gboolean gst_tensor_convert_query(GstBaseTransform* trans, GstPadDirection direc
         gst_query_parse_caps_result(query, &answer);
         if (!answer)
             return TRUE;
-        GstCaps* wider = cs::add_tiled_to_answer(settings_snapshot(GST_TENSOR_CONVERT(trans)),
-                                                 gst_caps_ref(answer), filter);
-        gst_query_set_caps_result(query, wider);
-        gst_caps_unref(wider);
+        const Settings s = settings_snapshot(GST_TENSOR_CONVERT(trans));
+        GstCaps* ours =
+            cs::crop_fitting_first(s, cs::add_tiled_to_answer(s, gst_caps_ref(answer), filter));
+        gst_query_set_caps_result(query, ours);
+        gst_caps_unref(ours);
         return TRUE;
     });
 }

@@ -263,6 +263,27 @@ GstCaps* add_tiled_to_answer(const Settings& s, GstCaps* answer, GstCaps* filter
     return out;
 }
 
+GstCaps* crop_fitting_first(const Settings& s, GstCaps* answer)
+{
+    if (!s.crop || !answer || gst_caps_is_any(answer))
+        return answer;
+    const size_t min_w = s.crop->x + s.crop->width, min_h = s.crop->y + s.crop->height;
+    if (min_w > kMaxSize || min_h > kMaxSize)
+        return answer; // no frame fits: set_caps says so
+    GstStructure* fits =
+        gst_structure_new("video/x-raw", "width", GST_TYPE_INT_RANGE, gint(min_w), gint(kMaxSize),
+                          "height", GST_TYPE_INT_RANGE, gint(min_h), gint(kMaxSize), nullptr);
+    GstCaps* out = gst_caps_new_empty();
+    for (guint i = 0; i < gst_caps_get_size(answer); ++i) {
+        GstStructure* narrowed = gst_structure_intersect(gst_caps_get_structure(answer, i), fits);
+        if (narrowed)
+            out = gst_caps_merge_structure_full(
+                out, narrowed, gst_caps_features_copy(gst_caps_get_features(answer, i)));
+    }
+    gst_structure_free(fits);
+    return gst_caps_merge(out, answer);
+}
+
 GstCaps* transform_caps(GstBaseTransform* self, const Settings& s, GstPadDirection direction,
                         GstCaps* caps, GstCaps* filter)
 {

@@ -72,6 +72,13 @@ gboolean accept_caps(GstBaseTransform* self, const Settings& s, GstPadDirection 
 /// `answer`.
 GstCaps* add_tiled_to_answer(const Settings& s, GstCaps* answer, GstCaps* filter);
 
+/// With a crop, the caps query's `answer` on the sink pad led by its video structures narrowed
+/// to frames the crop fits (at least x + width by y + height), then the answer itself: a source
+/// that can choose its size (videotestsrc, a camera's modes) picks one the crop fits, where
+/// GstBaseTransform would put downstream's own size (the crop's) first; a source of one size
+/// too small still negotiates, and set_caps names the crop that does not fit. Takes `answer`.
+GstCaps* crop_fitting_first(const Settings& s, GstCaps* answer);
+
 /// What the negotiated input caps say.
 struct InputCaps {
     /// The caps parsed once: read per frame, and handed to the import cache.

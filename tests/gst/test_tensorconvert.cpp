@@ -238,6 +238,40 @@ TEST(TensorConvert, NegativeCropOutsideTheFrameNamesTheCrop)
     EXPECT_NE(err.find("crop"), std::string::npos) << err;
 }
 
+// With a crop, upstream is asked first for frames the crop fits: GstBaseTransform would lead
+// with downstream's own size (the crop's, 100x100), in which a crop at (600, 400) cannot lie.
+// Frames of any size follow, so a source of one size too small still reaches set_caps, which
+// names the crop (above).
+TEST(TensorConvert, WithACropTheCapsQueryLeadsWithFramesTheCropFits)
+{
+    Convert t("crop=600,400,100,100");
+    gst_harness_set_sink_caps_str(t.get(), "video/x-raw,format=RGB,width=100,height=100");
+    GstPad* sink = gst_element_get_static_pad(t.element, "sink");
+    CapsPtr answer(gst_pad_query_caps(sink, nullptr));
+    gst_object_unref(sink);
+    ASSERT_TRUE(answer);
+    ASSERT_FALSE(gst_caps_is_empty(answer.get()));
+    CapsPtr first(gst_caps_copy_nth(answer.get(), 0));
+    const GstStructure* st = gst_caps_get_structure(first.get(), 0);
+    const GValue* w = gst_structure_get_value(st, "width");
+    const GValue* h = gst_structure_get_value(st, "height");
+    ASSERT_TRUE(w && GST_VALUE_HOLDS_INT_RANGE(w)) << gst_caps_to_string(first.get());
+    ASSERT_TRUE(h && GST_VALUE_HOLDS_INT_RANGE(h)) << gst_caps_to_string(first.get());
+    EXPECT_EQ(gst_value_get_int_range_min(w), 700);
+    EXPECT_EQ(gst_value_get_int_range_min(h), 500);
+    // A 320x240 source is still answered: set_caps refuses it naming the crop.
+    CapsPtr small = caps_from("video/x-raw,format=NV12,width=320,height=240");
+    EXPECT_TRUE(gst_caps_can_intersect(answer.get(), small.get()));
+    // The fixated choice of a source that can pick its size is one the crop fits.
+    CapsPtr fixated(gst_caps_fixate(gst_caps_ref(answer.get())));
+    gint fw = 0, fh = 0;
+    const GstStructure* fs = gst_caps_get_structure(fixated.get(), 0);
+    ASSERT_TRUE(gst_structure_get_int(fs, "width", &fw) &&
+                gst_structure_get_int(fs, "height", &fh));
+    EXPECT_GE(fw, 700);
+    EXPECT_GE(fh, 500);
+}
+
 TEST(TensorConvert, NegativeMeanCountNotMatchingTheChannelsIsRefused)
 {
     Convert t("dtype=float32 mean=1,2");
