@@ -79,10 +79,7 @@ protected:
         const std::string launch = "tensortestsrc name=src num-buffers=" + std::to_string(frames) +
                                    " ! " + kCaps + " ! tensorimport name=imp " + import_props +
                                    " ! tensorconvert width=32 height=32 ! fakesink name=sink";
-        GError* err = nullptr;
-        GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
-        EXPECT_TRUE(pipeline) << (err ? err->message : "?");
-        g_clear_error(&err);
+        GstElement* pipeline = parse_launch(launch);
         if (!pipeline)
             return {};
         if (log) {

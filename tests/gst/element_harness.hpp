@@ -163,16 +163,37 @@ inline PipelineRun run_pipeline(GstElement* pipeline, GstClockTime timeout = 30 
     return r;
 }
 
+/// `launch` parsed as gst-launch-1.0 would; null (a test failure naming the line) when it
+/// does not parse. A recoverable error (a property that could not be set) is the test's to see
+/// in what the pipeline does.
+inline GstElement* parse_launch(const std::string& launch)
+{
+    GError* err = nullptr;
+    GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
+    if (!pipeline)
+        ADD_FAILURE() << "cannot parse \"" << launch << "\": " << (err ? err->message : "?");
+    g_clear_error(&err);
+    return pipeline;
+}
+
+/// `launch` run to its end (run_pipeline()), and what it posted.
+inline PipelineRun run_launch(const std::string& launch)
+{
+    GstElement* pipeline = parse_launch(launch);
+    if (!pipeline)
+        return {};
+    PipelineRun r = run_pipeline(pipeline);
+    gst_object_unref(pipeline);
+    return r;
+}
+
 /// The error texts the element named `name` posts while `launch` negotiates and settles, in
 /// order: how many times a refusal is said. Collected until a second passes without another
 /// error (the first waited for up to 5 s; a bin forwards an error after aborting its state
 /// change, so the state change's result cannot say when they are all in).
 inline std::vector<std::string> errors_posted_by(const std::string& launch, const char* name)
 {
-    GError* err = nullptr;
-    GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
-    EXPECT_TRUE(pipeline) << (err ? err->message : "?");
-    g_clear_error(&err);
+    GstElement* pipeline = parse_launch(launch);
     if (!pipeline)
         return {};
     gst::GstObjectPtr<GstBus> bus(gst_element_get_bus(pipeline));

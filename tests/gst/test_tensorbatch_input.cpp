@@ -16,20 +16,6 @@ namespace edgetensor::test
 namespace
 {
 
-// A pipeline run to its end, and what it posted.
-PipelineRun run_launch(const std::string& launch)
-{
-    GError* err = nullptr;
-    GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
-    EXPECT_TRUE(pipeline) << (err ? err->message : "?");
-    g_clear_error(&err);
-    if (!pipeline)
-        return {};
-    PipelineRun r = run_pipeline(pipeline);
-    gst_object_unref(pipeline);
-    return r;
-}
-
 class TensorBatchInput : public ::testing::Test
 {
 protected:

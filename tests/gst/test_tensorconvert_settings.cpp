@@ -34,16 +34,8 @@ protected:
     PipelineRun run(const std::string& props, std::string* warnings = nullptr)
     {
         WarningCapture capture;
-        GError* err = nullptr;
-        const std::string launch =
-            std::string(kSource) + "tensorconvert name=tc " + props + " ! fakesink name=sink";
-        GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
-        EXPECT_TRUE(pipeline) << (err ? err->message : "?");
-        g_clear_error(&err);
-        if (!pipeline)
-            return {};
-        PipelineRun r = run_pipeline(pipeline);
-        gst_object_unref(pipeline);
+        PipelineRun r = run_launch(std::string(kSource) + "tensorconvert name=tc " + props +
+                                   " ! fakesink name=sink");
         if (warnings)
             *warnings = capture.text();
         return r;
