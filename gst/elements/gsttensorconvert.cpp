@@ -312,16 +312,6 @@ gboolean set_caps_impl(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps
     return TRUE;
 }
 
-// The same caps under the same settings were refused last time (and the error said why).
-bool refused_already(GstTensorConvert* self, GstCaps* incaps, GstCaps* outcaps, guint64 changes)
-{
-    std::lock_guard<std::mutex> lock(state_of(self).mu);
-    const Streaming& st = state_of(self).streaming;
-    return st.refused_in && st.refused_settings == changes &&
-           gst_caps_is_equal(st.refused_in.get(), incaps) &&
-           gst_caps_is_equal(st.refused_out.get(), outcaps);
-}
-
 gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* outcaps)
 {
     auto* self = GST_TENSOR_CONVERT(trans);
@@ -331,18 +321,14 @@ gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, G
             eg::ObjectLockGuard lock(self);
             changes = state_of(self).settings_changes;
         }
-        if (refused_already(self, incaps, outcaps, changes)) {
+        eg::CapsRefusal& refusal = state_of(self).refusal;
+        if (refusal.refused_already(incaps, outcaps, changes)) {
             GST_DEBUG_OBJECT(self, "%" GST_PTR_FORMAT " refused already", incaps);
             return FALSE;
         }
-        if (set_caps_impl(self, incaps, outcaps))
-            return TRUE;
-        std::lock_guard<std::mutex> lock(state_of(self).mu);
-        Streaming& st = state_of(self).streaming;
-        st.refused_in.reset(gst_caps_ref(incaps));
-        st.refused_out.reset(gst_caps_ref(outcaps));
-        st.refused_settings = changes;
-        return FALSE;
+        const bool ok = set_caps_impl(self, incaps, outcaps);
+        refusal.note(ok, incaps, outcaps, changes);
+        return ok ? TRUE : FALSE;
     });
 }
 
@@ -420,6 +406,7 @@ gboolean gst_tensor_convert_start(GstBaseTransform* trans)
         const bool meta =
             settings_snapshot(self).output_mode == GST_TENSOR_CONVERT_OUTPUT_MODE_META;
         gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), meta);
+        state_of(self).refusal.reset();
         std::lock_guard<std::mutex> lock(state_of(self).mu);
         state_of(self).streaming = Streaming{};
         state_of(self).streaming.cache.reset(

@@ -220,6 +220,7 @@ void post_open_error(GstTensorInfer* self, const ti::Settings& s, const et::Erro
 
 bool start_impl(GstTensorInfer* self)
 {
+    state_of(self).refusal.reset();
     const ti::Settings s = settings_snapshot(self);
     if (s.model.empty()) {
         GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
@@ -395,10 +396,17 @@ bool set_caps_impl(GstTensorInfer* self, GstCaps* incaps)
     return true;
 }
 
-gboolean gst_tensor_infer_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps*)
+gboolean gst_tensor_infer_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* outcaps)
 {
     return eg::guarded(trans, "set_caps", FALSE, [&] {
-        return set_caps_impl(GST_TENSOR_INFER(trans), incaps) ? TRUE : FALSE;
+        eg::CapsRefusal& refusal = state_of(trans).refusal;
+        if (refusal.refused_already(incaps, outcaps, 0)) {
+            GST_DEBUG_OBJECT(trans, "%" GST_PTR_FORMAT " refused already", incaps);
+            return FALSE;
+        }
+        const bool ok = set_caps_impl(GST_TENSOR_INFER(trans), incaps);
+        refusal.note(ok, incaps, outcaps, 0);
+        return ok ? TRUE : FALSE;
     });
 }
 

@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "caps_refusal.hpp"
 #include "frame_transform.hpp"
 #include "glib_raii.hpp"
 #include "gsttensorconvert.h"
@@ -64,10 +65,6 @@ struct Streaming {
     MiniObjectPtr<GstCaps> meta_caps;
     MetaOutput meta;
     FrameTransform transform;
-    // The caps set_caps() refused last, under which settings: GstBaseTransform is offered the
-    // same sticky caps again before the first buffer, and one error says it.
-    MiniObjectPtr<GstCaps> refused_in, refused_out;
-    guint64 refused_settings = 0;
 };
 
 // One C++ state object per element: settings and report under the object lock, streaming
@@ -78,6 +75,7 @@ struct State {
     Report report;
     std::mutex mu;
     Streaming streaming;
+    CapsRefusal refusal; ///< the caps set_caps refused last (said once)
 };
 
 } // namespace edgetensor::gst::tensorconvert

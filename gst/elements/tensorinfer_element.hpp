@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "caps_refusal.hpp"
 #include "glib_raii.hpp"
 #include "gsttensorinfer.h"
 #include "tensorinfer_caps.hpp"
@@ -65,6 +66,8 @@ struct State {
     std::atomic<guint64> element_copies{0};
     // What the runtime needs of an input buffer (propose_allocation), set at start.
     std::atomic<size_t> trailing_bytes{0};
+    // The caps set_caps refused last (said once; they depend on the model, opened at start).
+    CapsRefusal refusal;
 
     ModelInfo model()
     {

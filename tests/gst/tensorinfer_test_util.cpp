@@ -146,6 +146,13 @@ PipelineRun run_pipeline(const std::string& launch, const std::string& src_caps,
             break;
         }
     }
+    // After an error, the errors that follow it (a refusal said twice would show here).
+    if (!r.errors.empty())
+        while (GstMessage* m =
+                   gst_bus_timed_pop_filtered(bus.get(), 500 * GST_MSECOND, GST_MESSAGE_ERROR)) {
+            r.errors.push_back(message_text(m));
+            gst_message_unref(m);
+        }
     if (sink) {
         while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink.get()), 0))
             r.samples.emplace_back(s);

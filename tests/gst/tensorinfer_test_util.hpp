@@ -63,7 +63,7 @@ gst::FrameTransform transform_of(size_t fw, size_t fh, size_t tw, size_t th, boo
 /// A pipeline run to its end.
 struct PipelineRun {
     bool eos = false;
-    std::vector<std::string> errors;   ///< "message | debug"
+    std::vector<std::string> errors;   ///< "message | debug", every one posted
     std::vector<std::string> warnings; ///< "message | debug"
     std::vector<MiniObjectPtr<GstSample>> samples;
     MiniObjectPtr<GstCaps> src_caps; ///< the caps appsink got
@@ -73,7 +73,8 @@ struct PipelineRun {
 
 /// Parses `launch` (with an appsrc named "src" when `buffers` is not empty and an appsink named
 /// "sink" when there is one; tensorinfer named "inf"), pushes `buffers` with `src_caps`, ends
-/// the stream and runs to EOS or the first error (60 s at most).
+/// the stream and runs to EOS or the first error (60 s at most), then collects the errors
+/// that follow it (until none comes for half a second).
 PipelineRun run_pipeline(const std::string& launch, const std::string& src_caps,
                          std::vector<BufferPtr> buffers);
 

@@ -14,6 +14,7 @@
 #include "reference.hpp"
 #include "tensorinfer_test_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -289,6 +290,13 @@ TEST_F(TensorInferOnnx, AMismatchIsRefusedAtCapsTimeNamingBoth_Negative)
     EXPECT_NE(e.find("model '" + model("ssd_u8.onnx") + "'"), std::string::npos) << e;
     EXPECT_NE(e.find("input 'image' takes u8"), std::string::npos) << e;
     EXPECT_NE(e.find("f32"), std::string::npos) << e;
+    // Said once, though the same caps are offered again before the first buffer.
+    EXPECT_EQ(std::count_if(r.errors.begin(), r.errors.end(),
+                            [](const std::string& m) {
+                                return m.find("input 'image' takes u8") != std::string::npos;
+                            }),
+              1)
+        << e;
 }
 
 TEST_F(TensorInferOnnx, ABatchFeedsADynamicFirstDimension)

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+//
+// Caps a GstBaseTransform's set_caps refused, remembered so that the same caps are refused
+// again quietly: the sink pad is offered the same sticky caps again before the first buffer
+// (the bus held seven copies of one refusal), and the element error saying why was posted the
+// first time.
+
+#pragma once
+
+#include "glib_raii.hpp"
+
+#include <gst/gst.h>
+
+#include <mutex>
+
+namespace edgetensor::gst
+{
+
+class CapsRefusal
+{
+public:
+    /// True when `in` -> `out` under settings `generation` (a count of property changes, or 0
+    /// where no property set while running changes the answer) were the last caps refused.
+    bool refused_already(GstCaps* in, GstCaps* out, guint64 generation)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!in_ || generation_ != generation || !gst_caps_is_equal(in_.get(), in))
+            return false;
+        return out_ ? out && gst_caps_is_equal(out_.get(), out) : !out;
+    }
+
+    /// What set_caps answered: refused caps are remembered, accepted ones forget them.
+    void note(bool accepted, GstCaps* in, GstCaps* out, guint64 generation)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        in_.reset(accepted ? nullptr : gst_caps_ref(in));
+        out_.reset(accepted || !out ? nullptr : gst_caps_ref(out));
+        generation_ = generation;
+    }
+
+    /// start() and stop(): a new run says every refusal again.
+    void reset()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        in_.reset();
+        out_.reset();
+    }
+
+private:
+    std::mutex mu_;
+    MiniObjectPtr<GstCaps> in_;
+    MiniObjectPtr<GstCaps> out_;
+    guint64 generation_ = 0;
+};
+
+} // namespace edgetensor::gst
