@@ -192,8 +192,11 @@ TEST_F(GstIpcTiming, Live_TwoSendersStartedApartFillEveryBatch)
                " ! tensoripcsink socket-path=" + sock + " wait-for-connection=false sync=false";
     };
     Pipeline cam0(camera(s0)), cam1(camera(s1));
+    // A timeout well past a loaded machine's scheduling delays (a frame 20 ms late made a
+    // partial batch under TSan and parallel builds) and far below the 1.5 s between the
+    // senders' own running times, which would leave every batch partial.
     Pipeline rx("tensorbatch name=b batch-size=2 width=32 height=32 batched-push-timeout=" +
-                std::to_string(20 * GST_MSECOND) +
+                std::to_string(100 * GST_MSECOND) +
                 " ! appsink name=out sync=true max-buffers=" + std::to_string(kBatches + 10) +
                 " enable-last-sample=false tensoripcsrc is-live=true socket-path=" + s0 +
                 " ! b.sink_0 tensoripcsrc is-live=true socket-path=" + s1 + " ! b.sink_1");
