@@ -167,7 +167,6 @@ GstFlowReturn CopyFallback::copy(GstElement* element, CopyMode mode, const Strea
     const std::string upstream = upstream_name(element);
     if (mode == CopyMode::Never)
         return refuse(element, upstream, what);
-    warn_once(element, upstream, what);
     if (!layout) {
         GstElementFactory* factory = gst_element_get_factory(element);
         GST_ELEMENT_ERROR(element, CORE, NEGOTIATION,
@@ -180,6 +179,8 @@ GstFlowReturn CopyFallback::copy(GstElement* element, CopyMode mode, const Strea
     GstObjectPtr<GstBufferPool> pool = pool_for(element, layout, &ret);
     if (!pool)
         return ret;
+    // Once there is somewhere to copy to: frames no pool holds are an error, not copies.
+    warn_once(element, upstream, what);
     GstBuffer* dst = nullptr;
     ret = gst_buffer_pool_acquire_buffer(pool.get(), &dst, nullptr);
     if (ret == GST_FLOW_ERROR)

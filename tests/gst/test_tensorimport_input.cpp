@@ -195,6 +195,9 @@ TEST(TensorImportInput, NegativeInterlacedFramesToCopyAreAnErrorNamingInterlacin
                        "supported."),
               std::string::npos)
         << err;
+    // Nothing is copied, so no warning says frames are being copied.
+    const std::string warnings = t.messages(GST_MESSAGE_WARNING);
+    EXPECT_EQ(warnings.find("Copying frames"), std::string::npos) << warnings;
 }
 
 TEST(TensorImportInput, BottomUpFramesAreCopiedTopDown)
