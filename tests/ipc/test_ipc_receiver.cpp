@@ -18,10 +18,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -639,6 +641,29 @@ TEST_F(IpcReceiverTest, NoSinkWithinTheTimeoutFails_Negative)
     ASSERT_EQ(e.kind, Event::Kind::Failed);
     EXPECT_EQ(e.failure, ConnectFailure::Timeout);
     EXPECT_NE(e.why.find("ENOENT"), std::string::npos) << e.why;
+}
+
+// A path that is a file or a directory refuses every connection and no sink will replace it:
+// the receiver says so at once instead of waiting out its timeout (0: forever).
+TEST_F(IpcReceiverTest, APathThatIsNoSocketFailsAtOnceSayingWhatItIs_Negative)
+{
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        ASSERT_TRUE(f);
+        std::fclose(f);
+    }
+    ReceiverConfig c = config();
+    c.timeout_ns = 0;
+    Event e = receiver.next(c);
+    ASSERT_EQ(e.kind, Event::Kind::Failed);
+    EXPECT_EQ(e.failure, ConnectFailure::Connect);
+    EXPECT_NE(e.why.find("\"" + path + "\" is a file, not a socket"), std::string::npos) << e.why;
+    ASSERT_EQ(::unlink(path.c_str()), 0);
+    ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
+    e = receiver.next(c);
+    ASSERT_EQ(e.kind, Event::Kind::Failed);
+    EXPECT_NE(e.why.find("is a directory, not a socket"), std::string::npos) << e.why;
+    ASSERT_EQ(::rmdir(path.c_str()), 0);
 }
 
 TEST_F(IpcReceiverTest, NoPathFails_Negative)

@@ -102,8 +102,18 @@ Result<UniqueFd> connect_to(const std::string& path)
         return s;
     if (::connect(s->get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) != 0 &&
         errno != EINPROGRESS) {
+        const int err = errno;
+        // A file that is no socket refuses every connection (ECONNREFUSED, which a caller
+        // waits out), and no sink replaces it (listen_on() refuses to): say so now.
+        struct stat st {
+        };
+        if (err == ECONNREFUSED && ::stat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode))
+            return make_error(ErrorCode::InvalidArgument,
+                              "\"" + path + "\" is " +
+                                  (S_ISDIR(st.st_mode) ? "a directory" : "a file") +
+                                  ", not a socket; a tensoripcsink listens on a path of its own");
         // EAGAIN: the sink's backlog is full; the caller retries like ECONNREFUSED.
-        return unexpected(Error::io(errno, "connect to \"" + path + "\""));
+        return unexpected(Error::io(err, "connect to \"" + path + "\""));
     }
     return s;
 }

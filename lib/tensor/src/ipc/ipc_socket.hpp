@@ -27,7 +27,8 @@ namespace edgetensor::ipc
 Result<UniqueFd> listen_on(const std::string& path, unsigned mode);
 
 /// Connects to `path` (the returned socket is non-blocking). Errors are Io with errno:
-/// ENOENT / ECONNREFUSED mean no sink listens there (yet).
+/// ENOENT / ECONNREFUSED mean no sink listens there (yet). InvalidArgument: `path` is a file
+/// or directory that is not a socket, where none will.
 Result<UniqueFd> connect_to(const std::string& path);
 
 /// Accepts one pending connection (non-blocking, CLOEXEC); Io(EAGAIN) when none is pending.
