@@ -321,14 +321,11 @@ gboolean gst_tensor_convert_set_caps(GstBaseTransform* trans, GstCaps* incaps, G
             eg::ObjectLockGuard lock(self);
             changes = state_of(self).settings_changes;
         }
-        eg::CapsRefusal& refusal = state_of(self).refusal;
-        if (refusal.refused_already(incaps, outcaps, changes)) {
-            GST_DEBUG_OBJECT(self, "%" GST_PTR_FORMAT " refused already", incaps);
-            return FALSE;
-        }
-        const bool ok = set_caps_impl(self, incaps, outcaps);
-        refusal.note(ok, incaps, outcaps, changes);
-        return ok ? TRUE : FALSE;
+        return state_of(self).refusal.set_caps(
+                   GST_CAT_DEFAULT, GST_OBJECT(self), incaps, outcaps, changes,
+                   [&] { return set_caps_impl(self, incaps, outcaps) != FALSE; })
+                   ? TRUE
+                   : FALSE;
     });
 }
 

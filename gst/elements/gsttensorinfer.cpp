@@ -399,14 +399,11 @@ bool set_caps_impl(GstTensorInfer* self, GstCaps* incaps)
 gboolean gst_tensor_infer_set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* outcaps)
 {
     return eg::guarded(trans, "set_caps", FALSE, [&] {
-        eg::CapsRefusal& refusal = state_of(trans).refusal;
-        if (refusal.refused_already(incaps, outcaps, 0)) {
-            GST_DEBUG_OBJECT(trans, "%" GST_PTR_FORMAT " refused already", incaps);
-            return FALSE;
-        }
-        const bool ok = set_caps_impl(GST_TENSOR_INFER(trans), incaps);
-        refusal.note(ok, incaps, outcaps, 0);
-        return ok ? TRUE : FALSE;
+        return state_of(trans).refusal.set_caps(
+                   GST_CAT_DEFAULT, GST_OBJECT(trans), incaps, outcaps, 0,
+                   [&] { return set_caps_impl(GST_TENSOR_INFER(trans), incaps); })
+                   ? TRUE
+                   : FALSE;
     });
 }
 

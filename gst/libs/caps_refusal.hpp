@@ -19,26 +19,25 @@ namespace edgetensor::gst
 class CapsRefusal
 {
 public:
-    /// True when `in` -> `out` under settings `generation` (a count of property changes, or 0
-    /// where no property set while running changes the answer) were the last caps refused.
-    bool refused_already(GstCaps* in, GstCaps* out, guint64 generation)
+    /// A set_caps vfunc's body: `answer()` says for `in` -> `out` unless the same caps
+    /// under settings `generation` (a count of property changes, or 0 where no property set
+    /// while running changes the answer) were the last refused, which are refused again
+    /// without a word (logged at DEBUG in `category`); a refusal is remembered, an acceptance
+    /// forgets it.
+    template <typename SetCaps>
+    bool set_caps(GstDebugCategory* category, GstObject* element, GstCaps* in, GstCaps* out,
+                  guint64 generation, SetCaps&& answer)
     {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!in_ || generation_ != generation || !gst_caps_is_equal(in_.get(), in))
+        if (refused_already(in, out, generation)) {
+            GST_CAT_DEBUG_OBJECT(category, element, "%" GST_PTR_FORMAT " refused already", in);
             return false;
-        return out_ ? out && gst_caps_is_equal(out_.get(), out) : !out;
+        }
+        const bool accepted = answer();
+        note(accepted, in, out, generation);
+        return accepted;
     }
 
-    /// What set_caps answered: refused caps are remembered, accepted ones forget them.
-    void note(bool accepted, GstCaps* in, GstCaps* out, guint64 generation)
-    {
-        std::lock_guard<std::mutex> lock(mu_);
-        in_.reset(accepted ? nullptr : gst_caps_ref(in));
-        out_.reset(accepted || !out ? nullptr : gst_caps_ref(out));
-        generation_ = generation;
-    }
-
-    /// start() and stop(): a new run says every refusal again.
+    /// At start: a new run says every refusal again.
     void reset()
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -47,6 +46,22 @@ public:
     }
 
 private:
+    bool refused_already(GstCaps* in, GstCaps* out, guint64 generation)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!in_ || generation_ != generation || !gst_caps_is_equal(in_.get(), in))
+            return false;
+        return out_ ? out && gst_caps_is_equal(out_.get(), out) : !out;
+    }
+
+    void note(bool accepted, GstCaps* in, GstCaps* out, guint64 generation)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        in_.reset(accepted ? nullptr : gst_caps_ref(in));
+        out_.reset(accepted || !out ? nullptr : gst_caps_ref(out));
+        generation_ = generation;
+    }
+
     std::mutex mu_;
     MiniObjectPtr<GstCaps> in_;
     MiniObjectPtr<GstCaps> out_;
