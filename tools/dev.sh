@@ -16,6 +16,10 @@
 #                        (-Dwerror=true) and run every suite but vm; then, for 1.26, the guest:
 #                        the VM lane's DMA, V4L2 and GStreamer tests in one qemu guest that boots
 #                        the root's kernel with the root as its / (ETVM_TESTS picks others)
+#   tools/dev.sh compat 1.28 tsan
+#                        the tsan lane in that root (build build-compat-VERSION-tsan/): what
+#                        Debian 12 cannot build runs under ThreadSanitizer there, tensorinfer on
+#                        ONNX Runtime and TensorFlow Lite and upstream's tensor decoders above all
 #   tools/dev.sh deps    only install the Debian packages in tools/debian-packages.txt
 #
 # Each verb builds in a directory of its own and sets every option its build depends on, so the
@@ -168,6 +172,19 @@ built_only() {
     exit 0
 }
 
+# tsan_lane DIR [meson args...]: build in DIR only the tsan suite's targets (the rest of the tree
+# is the asan and test lanes' to build) with ThreadSanitizer, and run that suite.
+tsan_lane() {
+    local dir=$1
+    shift
+    meson_setup_only "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
+        -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled "$@"
+    build_suites "$dir" tsan
+    built_only tsan
+    TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --no-rebuild --suite tsan \
+        --timeout-multiplier 4
+}
+
 # fresh_registries DIR: forget the GStreamer registries DIR's tests wrote. Making one is part of
 # what a test does on CI's fresh build (every plugin of the test's path loaded in-process, under
 # the lane's sanitizer); a registry kept from an earlier run in a warm build hid a TSan report
@@ -261,14 +278,7 @@ main() {
         ;;
     tsan)
         install_deps
-        dir=${BUILD_DIR:-build-tsan}
-        # Only the tsan suite's targets: the rest of the tree is the asan and test lanes' to build.
-        meson_setup_only "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
-            -Dbuildtype=debug -Dbenchmarks=disabled -Dintrospection=disabled
-        build_suites "$dir" tsan
-        built_only tsan
-        TSAN_OPTIONS=halt_on_error=1 run_tests "$dir" --no-rebuild --suite tsan \
-            --timeout-multiplier 4
+        tsan_lane "${BUILD_DIR:-build-tsan}"
         ;;
     fuzz)
         install_deps
@@ -287,22 +297,23 @@ main() {
             run_tests "$dir" --no-rebuild --suite fuzz --timeout-multiplier 4
         ;;
     compat)
-        version=${2:-}
-        case "$version" in
-        1.26 | 1.28) ;;
+        version=${2:-} variant=${3:-}
+        case "$version:$variant" in
+        1.26: | 1.28: | 1.26:tsan | 1.28:tsan) ;;
         *)
-            log "usage: tools/dev.sh compat 1.26|1.28"
+            log "usage: tools/dev.sh compat 1.26|1.28 [tsan]"
             exit 2
             ;;
         esac
-        dir=${BUILD_DIR:-build-compat-$version}
+        dir=${BUILD_DIR:-build-compat-$version${variant:+-$variant}}
         if [ ! -f /etc/edgetensor-compat-root ]; then
             # On the host: make (or reuse) the root, then run this verb again inside it.
             install_packages debootstrap
             t0=$SECONDS
             as_root tools/compat-root.sh ensure "$version" >/dev/null
             log "compat $version: root ready after $((SECONDS - t0)) s"
-            as_root tools/compat-root.sh run "$version" env BUILD_DIR="$dir" tools/dev.sh compat "$version"
+            as_root tools/compat-root.sh run "$version" env BUILD_DIR="$dir" \
+                tools/dev.sh compat "$version" ${variant:+"$variant"}
             exit
         fi
         # Inside the root. Suite vm is the VM lane's (tests/vm): registered only where the guest
@@ -326,6 +337,10 @@ main() {
         # Every lane release has unixfdsink/src, GstTensorMeta and the analytics library: the
         # unixfd-neighbour and cross-process meta tests (tests/gst) fail rather than skip here.
         export EDGETENSOR_TEST_REQUIRE_GST126=1
+        if [ "$variant" = tsan ]; then
+            tsan_lane "$dir" "${runtime_opts[@]}"
+            exit
+        fi
         t0=$SECONDS c0=$(cpu_seconds)
         setup "$dir" -Dbuildtype=debugoptimized -Dwerror=true -Db_sanitize=none -Dtests=auto \
             -Dbenchmarks=auto -Dvm_lane=$vm_lane "${runtime_opts[@]}"
