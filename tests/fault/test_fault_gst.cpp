@@ -69,7 +69,7 @@ protected:
         GstElement* p = gst_parse_launch("fakesrc num-buffers=2 ! fakesink sync=true", nullptr);
         ASSERT_TRUE(p);
         run_pipeline(p);
-        gst_object_unref(p);
+        ASSERT_TRUE(unref_and_wait_finalized(p));
     }
 
     // tensortestsrc ! tensorimport ! tensorconvert ! fakesink, `frames` frames.
@@ -92,7 +92,8 @@ protected:
             GstObjectPtr<GstElement> imp(gst_bin_get_by_name(GST_BIN(pipeline), "imp"));
             g_object_get(imp.get(), "copies", copies, nullptr);
         }
-        gst_object_unref(pipeline);
+        EXPECT_TRUE(unref_and_wait_finalized(pipeline)) << "the pipeline outlives its last "
+                                                           "reference";
         EXPECT_FALSE(r.timed_out) << "no deadlock: the pipeline must end";
         return r;
     }

@@ -183,7 +183,7 @@ inline PipelineRun run_launch(const std::string& launch)
     if (!pipeline)
         return {};
     PipelineRun r = run_pipeline(pipeline);
-    gst_object_unref(pipeline);
+    EXPECT_TRUE(unref_and_wait_finalized(pipeline)) << "the pipeline outlives its last reference";
     return r;
 }
 

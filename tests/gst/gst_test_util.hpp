@@ -14,6 +14,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,44 @@ using MemoryPtr = MiniObjectPtr<GstMemory>;
 using CapsPtr = MiniObjectPtr<GstCaps>;
 using PoolPtr = GstObjectPtr<GstBufferPool>;
 using AllocatorPtr = GstObjectPtr<GstAllocator>;
+
+/// Drops the caller's reference to `pipeline` (in NULL) and waits, up to `timeout`, until it is
+/// finalized; false if it is still alive then. A test that counts fds or live objects after a
+/// pipeline must wait for this: GStreamer runs some of a pipeline's work in its async-call pool
+/// (gst_element_call_async(); a bin continuing an asynchronous state change is one), whose
+/// thread may drop the last reference a moment after the state change to NULL has returned, so
+/// the pipeline, its elements and its bus (a socketpair) go after ours. Seen in the 1.28 lane
+/// under load: two sockets "leaked" by a pipeline that was gone 300 ms later (docs/testing.md).
+inline bool unref_and_wait_finalized(GstElement* pipeline, GstClockTime timeout = 10 * GST_SECOND)
+{
+    // Shared with the weak-ref callback, which may run after a wait that gave up: freed by
+    // whichever of the two lets go last.
+    struct Gone {
+        std::atomic<bool> done{false};
+        std::atomic<int> holders{2};
+        void release()
+        {
+            if (holders.fetch_sub(1) == 1)
+                delete this;
+        }
+    };
+    auto* gone = new Gone;
+    g_object_weak_ref(
+        G_OBJECT(pipeline),
+        [](gpointer data, GObject*) {
+            auto* g = static_cast<Gone*>(data);
+            g->done = true;
+            g->release();
+        },
+        gone);
+    gst_object_unref(pipeline);
+    const gint64 until = g_get_monotonic_time() + gint64(timeout / GST_USECOND);
+    while (!gone->done && g_get_monotonic_time() < until)
+        g_usleep(1000);
+    const bool done = gone->done;
+    gone->release();
+    return done;
+}
 
 /// An error message (GST_MESSAGE_ERROR) or a warning (any other) as "message | debug".
 inline std::string bus_message_text(GstMessage* m)

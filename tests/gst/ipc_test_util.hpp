@@ -169,7 +169,8 @@ public:
     {
         if (p_) {
             gst_element_set_state(p_, GST_STATE_NULL);
-            gst_object_unref(p_);
+            // The tests count fds once their pipelines are gone.
+            EXPECT_TRUE(unref_and_wait_finalized(p_)) << "the pipeline outlives its last reference";
         }
     }
     Pipeline(const Pipeline&) = delete;

@@ -579,7 +579,7 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
         gst_message_unref(msg);
         gst_object_unref(bus);
         gst_element_set_state(pipeline, GST_STATE_NULL);
-        gst_object_unref(pipeline);
+        EXPECT_TRUE(unref_and_wait_finalized(pipeline));
         stock_kept = new_fds_of(before).size();
     }
     const auto fds_before = open_fds();
@@ -637,7 +637,7 @@ TEST(TensorBatchVm, VividAndTestsrcStreamsOnDmaBufWithNoCopy)
         gst_element_set_state(pipeline, GST_STATE_NULL);
         gst_object_unref(batch);
         gst_object_unref(sink);
-        gst_object_unref(pipeline);
+        EXPECT_TRUE(unref_and_wait_finalized(pipeline));
         EXPECT_EQ(batch_alive, nullptr) << "tensorbatch outlives its pipeline";
         if (batch_alive)
             g_object_remove_weak_pointer(G_OBJECT(batch_alive), &batch_alive);

@@ -134,7 +134,7 @@ TEST_P(TensorConvertBadQuant, NegativeIsAnErrorNamingThePropertyAndLeavesNoFd)
         ASSERT_TRUE(pipeline) << (err ? err->message : "?");
         g_clear_error(&err);
         r = run_pipeline(pipeline);
-        gst_object_unref(pipeline);
+        EXPECT_TRUE(unref_and_wait_finalized(pipeline));
         warnings = capture.text();
     }
     EXPECT_FALSE(r.eos) << "the pipeline ran with values that cannot apply";
@@ -221,7 +221,7 @@ TEST_P(TensorBatchBadQuant, NegativeIsAnErrorNamingThePropertyAndLeavesNoFd)
         ASSERT_TRUE(pipeline) << (err ? err->message : "?");
         g_clear_error(&err);
         r = run_pipeline(pipeline);
-        gst_object_unref(pipeline);
+        EXPECT_TRUE(unref_and_wait_finalized(pipeline));
         warnings = capture.text();
     }
     EXPECT_FALSE(r.eos) << "the pipeline ran with values that cannot apply";
