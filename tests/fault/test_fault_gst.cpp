@@ -66,10 +66,7 @@ protected:
         is_shm_available();
         // Process-wide GStreamer singletons (the system clock's fds, thread pools) are created
         // by the first pipeline; make them before anything is counted.
-        GstElement* p = gst_parse_launch("fakesrc num-buffers=2 ! fakesink sync=true", nullptr);
-        ASSERT_TRUE(p);
-        run_pipeline(p);
-        ASSERT_TRUE(unref_and_wait_finalized(p));
+        run_launch("fakesrc num-buffers=2 ! fakesink sync=true");
     }
 
     // tensortestsrc ! tensorimport ! tensorconvert ! fakesink, `frames` frames.

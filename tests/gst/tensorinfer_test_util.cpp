@@ -170,9 +170,6 @@ PipelineRun run_pipeline(const std::string& launch, const std::string& src_caps,
         r.stats.reset(s);
     }
     gst_element_set_state(p.get(), GST_STATE_NULL);
-    src.reset();
-    sink.reset();
-    inf.reset();
     EXPECT_TRUE(unref_and_wait_finalized(p.release()))
         << "the pipeline outlives its last reference";
     return r;

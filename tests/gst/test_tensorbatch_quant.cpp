@@ -129,12 +129,7 @@ TEST_P(TensorConvertBadQuant, NegativeIsAnErrorNamingThePropertyAndLeavesNoFd)
             std::string("tensortestsrc num-buffers=2 ! video/x-raw,format=NV12,width=64,"
                         "height=48 ! tensorconvert ") +
             b.props + " ! fakesink";
-        GError* err = nullptr;
-        GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
-        ASSERT_TRUE(pipeline) << (err ? err->message : "?");
-        g_clear_error(&err);
-        r = run_pipeline(pipeline);
-        EXPECT_TRUE(unref_and_wait_finalized(pipeline));
+        r = run_launch(launch);
         warnings = capture.text();
     }
     EXPECT_FALSE(r.eos) << "the pipeline ran with values that cannot apply";
@@ -216,12 +211,7 @@ TEST_P(TensorBatchBadQuant, NegativeIsAnErrorNamingThePropertyAndLeavesNoFd)
                                    "name=b batch-size=1 width=16 height=16 " + q.props +
                                    " ! fakesink tensortestsrc num-buffers=2 ! "
                                    "video/x-raw,format=NV12,width=64,height=48 ! b.sink_0";
-        GError* err = nullptr;
-        GstElement* pipeline = gst_parse_launch(launch.c_str(), &err);
-        ASSERT_TRUE(pipeline) << (err ? err->message : "?");
-        g_clear_error(&err);
-        r = run_pipeline(pipeline);
-        EXPECT_TRUE(unref_and_wait_finalized(pipeline));
+        r = run_launch(launch);
         warnings = capture.text();
     }
     EXPECT_FALSE(r.eos) << "the pipeline ran with values that cannot apply";
