@@ -99,6 +99,23 @@ enum class ResizeMethod : uint32_t { Nearest = 0, Bilinear };
 /// (Converter::compute_reason() says why).
 enum class ConvertCompute : uint32_t { Auto = 0, Cpu, Gl };
 
+/// How the CPU kernels write the output. Non-temporal ("streaming") stores go around the caches:
+/// the line is not read for ownership first and does not evict what the caches hold, which
+/// saves memory traffic when nothing will read the output from the caches anyway, and costs a
+/// CPU reader that would have found it there (docs/convert-engine.md, "Output stores").
+/// Streaming applies to planar float outputs (CHW or GRAY; f32, f16) on the AVX2 and AVX-512
+/// levels, rows starting on a 64-byte line; everything else is stored through the caches.
+enum class OutputStores : uint32_t {
+    /// Streaming when the buffer the output lands in (ConvertConfig::dest_buffer_bytes, and at
+    /// least one output) is half the last-level cache or more: written whole before anything
+    /// reads it, it cannot still be in the caches for its reader.
+    Auto = 0,
+    /// Through the caches.
+    Cached,
+    /// Streaming whenever the output can be (a device reading the tensor next, for instance).
+    Streaming,
+};
+
 /// "NV12", "I420", "YUY2", "RGBx", "GRAY8", "RGBP", ... (GStreamer's names).
 std::string_view convert_format_name(ConvertFormat f) noexcept;
 /// Inverse of convert_format_name (case-sensitive, GStreamer spelling).
@@ -121,6 +138,9 @@ std::optional<TensorLayout> tensor_layout_from_name(std::string_view name) noexc
 /// "nearest", "bilinear".
 std::string_view resize_method_name(ResizeMethod m) noexcept;
 std::optional<ResizeMethod> resize_method_from_name(std::string_view name) noexcept;
+/// "auto", "cached", "streaming".
+std::string_view output_stores_name(OutputStores s) noexcept;
+std::optional<OutputStores> output_stores_from_name(std::string_view name) noexcept;
 /// "auto", "cpu", "gl".
 std::string_view convert_compute_name(ConvertCompute c) noexcept;
 std::optional<ConvertCompute> convert_compute_from_name(std::string_view name) noexcept;
@@ -194,6 +214,14 @@ struct ConvertConfig {
 
     /// Which backend runs the conversion (see ConvertCompute).
     ConvertCompute compute = ConvertCompute::Cpu;
+
+    /// How the CPU kernels write the output (see OutputStores). EDGETENSOR_CONVERT_STORES
+    /// (auto, cached, streaming), read at create(), overrides it, to compare on one machine.
+    OutputStores stores = OutputStores::Auto;
+    /// The bytes of the buffer this converter's outputs are written into, when it holds more
+    /// than one output (a batch tensor: all its slots, each written by its own converter);
+    /// 0 = one output. Only OutputStores::Auto reads it.
+    size_t dest_buffer_bytes = 0;
 };
 
 /// Where the picture lands in the output (reported for letterbox; also set without it).
@@ -256,6 +284,10 @@ public:
     /// has unless EDGETENSOR_CONVERT_ISA (portable, sse4.1, avx2) asks for a lower one at
     /// create(). Every level gives the same integer outputs.
     std::string_view simd_level() const noexcept;
+    /// Whether run() writes the output with non-temporal stores (ConvertConfig::stores resolved
+    /// for this output, level and cache; rows not on a 64-byte line are still stored cached).
+    /// Always false on the GL backend.
+    bool streaming_stores() const noexcept;
     size_t dst_width() const noexcept;
     size_t dst_height() const noexcept;
     /// [H, W, C] for HWC, [C, H, W] for CHW (C = 1 for GRAY).

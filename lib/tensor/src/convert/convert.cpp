@@ -127,6 +127,10 @@ std::string_view Converter::simd_level() const noexcept
 {
     return impl_->kernels->name;
 }
+bool Converter::streaming_stores() const noexcept
+{
+    return compute_ == ConvertCompute::Cpu && impl_->stream;
+}
 size_t Converter::dst_width() const noexcept
 {
     return impl_->dw;

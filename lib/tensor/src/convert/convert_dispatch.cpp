@@ -7,11 +7,18 @@
 
 #include "log.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include <unistd.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace edgetensor::detail::convert
@@ -87,6 +94,100 @@ const KernelSet& select_kernels() noexcept
                        want);
 #endif
     return kPortableKernels;
+}
+
+void fence_streaming_stores() noexcept
+{
+#if defined(__x86_64__)
+    _mm_sfence();
+#endif
+}
+
+namespace
+{
+
+/// "32768K", "1M", "512" (bytes) as sysfs writes cache sizes; 0 if unreadable.
+size_t read_cache_size(const std::string& path) noexcept
+{
+    FILE* f = std::fopen(path.c_str(), "re");
+    if (!f)
+        return 0;
+    unsigned long long v = 0;
+    char unit = 0;
+    const int got = std::fscanf(f, "%llu%c", &v, &unit);
+    std::fclose(f);
+    if (got < 1)
+        return 0;
+    if (unit == 'K')
+        v <<= 10;
+    else if (unit == 'M')
+        v <<= 20;
+    return size_t(v);
+}
+
+size_t find_last_level_cache() noexcept
+{
+    // sysfs first: glibc's sysconf derives L3 from CPUID, which hypervisors may report
+    // per host socket (this project's AMD guest: sysconf 320 MiB, sysfs and lscpu 32 MiB).
+    size_t best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 16; ++i) {
+        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i);
+        FILE* f = std::fopen((dir + "/level").c_str(), "re");
+        if (!f)
+            break;
+        int level = 0;
+        const bool ok = std::fscanf(f, "%d", &level) == 1;
+        std::fclose(f);
+        const size_t size = ok ? read_cache_size(dir + "/size") : 0;
+        if (size && level >= best_level) {
+            best_level = level;
+            best = size;
+        }
+    }
+    if (best)
+        return best;
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+        const long v = sysconf(name);
+        if (v > 0)
+            return size_t(v);
+    }
+#endif
+    return size_t(8) << 20;
+}
+
+} // namespace
+
+size_t last_level_cache_bytes() noexcept
+{
+    static const size_t bytes = find_last_level_cache();
+    return bytes;
+}
+
+bool resolve_streaming(OutputStores stores, const KernelSet& k, bool planar_float,
+                       size_t buffer_bytes) noexcept
+{
+    if (const char* env = std::getenv("EDGETENSOR_CONVERT_STORES"); env && *env) {
+        if (auto s = output_stores_from_name(env))
+            stores = *s;
+        else
+            ET_LOG_WARNING("convert",
+                           "EDGETENSOR_CONVERT_STORES=%s is not auto, cached or streaming; "
+                           "using the converter's setting (%s)",
+                           env, std::string(output_stores_name(stores)).c_str());
+    }
+    if (!planar_float || !k.streams)
+        return false;
+    switch (stores) {
+    case OutputStores::Cached:
+        return false;
+    case OutputStores::Streaming:
+        return true;
+    case OutputStores::Auto:
+        break;
+    }
+    return buffer_bytes >= last_level_cache_bytes() / 2;
 }
 
 } // namespace edgetensor::detail::convert

@@ -131,6 +131,10 @@ Result<void> Converter::Impl::validate(const ConvertConfig& c)
         return make_error(ErrorCode::InvalidArgument, "unknown tensor layout code");
     if (c.method != ResizeMethod::Nearest && c.method != ResizeMethod::Bilinear)
         return make_error(ErrorCode::InvalidArgument, "unknown resize method code");
+    if (output_stores_name(c.stores) == "unknown")
+        return make_error(ErrorCode::InvalidArgument,
+                          "unknown output stores code " +
+                              std::to_string(static_cast<uint32_t>(c.stores)));
     switch (c.dtype) {
     case DType::U8:
         emit_type = c.quant ? K::EmitType::QU8 : K::EmitType::U8;
@@ -359,6 +363,7 @@ void Converter::Impl::emit_constants(K::EmitArgs& e) const noexcept
     e.zero_point = int16_t(quant.zero_point);
     e.qfused = quant_fused;
     e.qtable = quant.table.empty() ? nullptr : quant.table.data();
+    e.stream = stream;
 }
 
 void Converter::Impl::build_fill()
@@ -390,6 +395,14 @@ Result<void> Converter::Impl::init(const ConvertConfig& c)
         return v;
     build_colour();
     kernels = &K::select_kernels();
+    {
+        const bool planar_float =
+            (emit_type == K::EmitType::F32 || emit_type == K::EmitType::F16) &&
+            (c.layout == TensorLayout::Chw || channels == 1);
+        const size_t out_bytes = dw * dh * channels * elem;
+        stream = K::resolve_streaming(c.stores, *kernels, planar_float,
+                                      std::max(out_bytes, c.dest_buffer_bytes));
+    }
 
     const size_t cw = geo.content.width, chh = geo.content.height;
     const bool nearest = c.method == ResizeMethod::Nearest;
@@ -421,15 +434,15 @@ Result<void> Converter::Impl::init(const ConvertConfig& c)
         return make_error(ErrorCode::AllocationFailed,
                           "out of memory preparing the converter's tables");
     }
-    ET_LOG_DEBUG(kLogCat,
-                 "converter %s %zux%zu crop %s -> %s %s %s %zux%zu content %s, %s, %zu thread(s), "
-                 "%s kernels",
-                 std::string(spec->name).c_str(), c.src_width, c.src_height,
-                 region_str(geo.source).c_str(),
-                 std::string(output_format_name(c.dst_format)).c_str(),
-                 std::string(tensor_layout_name(c.layout)).c_str(),
-                 std::string(dtype_name(c.dtype)).c_str(), dw, dh, region_str(geo.content).c_str(),
-                 std::string(resize_method_name(c.method)).c_str(), pool->size(), kernels->name);
+    ET_LOG_DEBUG(
+        kLogCat,
+        "converter %s %zux%zu crop %s -> %s %s %s %zux%zu content %s, %s, %zu thread(s), "
+        "%s kernels, %s stores",
+        std::string(spec->name).c_str(), c.src_width, c.src_height, region_str(geo.source).c_str(),
+        std::string(output_format_name(c.dst_format)).c_str(),
+        std::string(tensor_layout_name(c.layout)).c_str(), std::string(dtype_name(c.dtype)).c_str(),
+        dw, dh, region_str(geo.content).c_str(), std::string(resize_method_name(c.method)).c_str(),
+        pool->size(), kernels->name, stream ? "streaming" : "cached");
     return {};
 }
 
@@ -567,6 +580,11 @@ void Converter::Impl::process_rows(const SourceFrame& src, const DestFrame& dst,
                 std::memcpy(r + (left + cw) * px, f + (left + cw) * px, right_bytes);
         }
     }
+    // Streaming stores are weakly ordered: complete them before this thread reports its rows
+    // done (the pool's hand-off) and the caller hands the frame on. Once per band of at least
+    // 16 rows; a fence per row cost 20% (convert-engine.md).
+    if (stream)
+        K::fence_streaming_stores();
 }
 
 } // namespace edgetensor

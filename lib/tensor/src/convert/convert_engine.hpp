@@ -93,6 +93,8 @@ struct Converter::Impl {
     float scale[4] = {0, 0, 0, 0};
     float bias[4] = {0, 0, 0, 0};
     detail::convert::EmitType emit_type = detail::convert::EmitType::U8;
+    /// Planar float rows are written with non-temporal stores (ConvertConfig::stores resolved).
+    bool stream = false;
     /// ConvertConfig::quant, prepared (unused without it); its table only where this level
     /// has no exact fast form.
     detail::convert::Quantizer quant;

@@ -72,6 +72,7 @@ using detail::convert::spec_of;
 constexpr std::string_view kOutputNames[] = {"RGB", "BGR", "RGBA", "BGRA", "GRAY"};
 constexpr std::string_view kLayoutNames[] = {"hwc", "chw"};
 constexpr std::string_view kMethodNames[] = {"nearest", "bilinear"};
+constexpr std::string_view kStoresNames[] = {"auto", "cached", "streaming"};
 
 } // namespace
 
@@ -183,6 +184,20 @@ std::optional<ResizeMethod> resize_method_from_name(std::string_view name) noexc
     for (uint32_t i = 0; i < std::size(kMethodNames); ++i)
         if (kMethodNames[i] == name)
             return static_cast<ResizeMethod>(i);
+    return std::nullopt;
+}
+
+std::string_view output_stores_name(OutputStores m) noexcept
+{
+    const auto i = static_cast<uint32_t>(m);
+    return i < std::size(kStoresNames) ? kStoresNames[i] : std::string_view("unknown");
+}
+
+std::optional<OutputStores> output_stores_from_name(std::string_view name) noexcept
+{
+    for (uint32_t i = 0; i < std::size(kStoresNames); ++i)
+        if (kStoresNames[i] == name)
+            return static_cast<OutputStores>(i);
     return std::nullopt;
 }
 

@@ -25,6 +25,8 @@
 
 #pragma once
 
+#include "edgetensor/convert.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -124,6 +126,10 @@ struct EmitArgs {
     const uint8_t* qtable = nullptr;
     /// yuv_emit only: output channel k is colour order[k] (0..2 = R, G, B; 3 = opaque alpha).
     uint8_t order[4] = {0, 1, 2, 3};
+    /// Planar float rows (F32, F16) whose every plane starts on a cache line are written with
+    /// non-temporal stores, on levels with KernelSet::streams (others ignore it). The caller
+    /// fences after each band of rows (fence_streaming_stores()).
+    bool stream = false;
 };
 
 struct KernelSet {
@@ -141,7 +147,23 @@ struct KernelSet {
     bool (*yuv_emit)(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept;
     /// emit and yuv_emit take quantized rows in the fused form too (EmitArgs::qfused).
     bool quant_fma;
+    /// emit and yuv_emit honour EmitArgs::stream for planar float rows.
+    bool streams;
 };
+
+/// Orders the non-temporal stores this thread made before anything after it (a no-op where
+/// no level streams): one call after each band of rows, before the frame is handed on.
+void fence_streaming_stores() noexcept;
+
+/// The last-level cache's size in bytes: the highest cache level sysfs lists for CPU 0, else
+/// sysconf's; 8 MiB when neither says. Read once.
+size_t last_level_cache_bytes() noexcept;
+
+/// ConvertConfig::stores resolved for one converter: EDGETENSOR_CONVERT_STORES (auto, cached,
+/// streaming) if set, else `stores`; Auto streams when `buffer_bytes` is at least half the
+/// last-level cache. Always false where the output is not planar float or `k` cannot stream.
+bool resolve_streaming(OutputStores stores, const KernelSet& k, bool planar_float,
+                       size_t buffer_bytes) noexcept;
 
 extern const KernelSet kPortableKernels;
 #if defined(__x86_64__)

@@ -262,21 +262,46 @@ inline __m256 to_f32(__m128i v, __m256 scale, __m256 bias) noexcept
     return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(v)), scale), bias);
 }
 
-template <bool Half>
+/// Float vector stores; Stream: non-temporal, `d` aligned to the vector (stream_row()).
+template <bool Stream> ET_ALWAYS_INLINE void put_ps(uint8_t* d, __m256 v) noexcept
+{
+    if constexpr (Stream)
+        _mm256_stream_ps(reinterpret_cast<float*>(d), v);
+    else
+        _mm256_storeu_ps(reinterpret_cast<float*>(d), v);
+}
+
+template <bool Stream> ET_ALWAYS_INLINE void put_ph(uint8_t* d, __m256 v) noexcept
+{
+    const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    if constexpr (Stream)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(d), h);
+    else
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), h);
+}
+
+template <bool Half, bool Stream>
 void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t n) noexcept
 {
     const __m256 scale = _mm256_set1_ps(sc), bias = _mm256_set1_ps(bi);
     alignas(32) uint8_t tail[32];
     const size_t es = Half ? 2 : 4;
     for (size_t x = 0; x < n; x += 8) {
-        uint8_t* out = n - x >= 8 ? dst + x * es : tail;
+        const bool full = n - x >= 8;
+        uint8_t* out = full ? dst + x * es : tail;
         const __m256 f =
             to_f32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + x)), scale, bias);
-        if constexpr (Half)
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
-                             _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
-        else
-            _mm256_storeu_ps(reinterpret_cast<float*>(out), f);
+        if constexpr (Half) {
+            if (full)
+                put_ph<Stream>(out, f);
+            else
+                put_ph<false>(out, f);
+        } else {
+            if (full)
+                put_ps<Stream>(out, f);
+            else
+                put_ps<false>(out, f);
+        }
         if (out == tail)
             for (size_t i = 0; i < (n - x) * es; ++i)
                 dst[x * es + i] = tail[i];
@@ -412,17 +437,21 @@ void emit(const EmitArgs& e, size_t n) noexcept
         return;
     }
     case EmitType::F32:
-    case EmitType::F16:
+    case EmitType::F16: {
         if (!planar)
             break; // interleaved floats: rare, left to the portable loops
+        const bool nt = stream_row(e, e.channels);
         for (size_t c = 0; c < e.channels; ++c) {
             uint8_t* d = e.dst + c * e.plane_stride;
             if (e.type == EmitType::F16)
-                emit_float_plane<true>(e.ch[c], e.scale[c], e.bias[c], d, n);
+                nt ? emit_float_plane<true, true>(e.ch[c], e.scale[c], e.bias[c], d, n)
+                   : emit_float_plane<true, false>(e.ch[c], e.scale[c], e.bias[c], d, n);
             else
-                emit_float_plane<false>(e.ch[c], e.scale[c], e.bias[c], d, n);
+                nt ? emit_float_plane<false, true>(e.ch[c], e.scale[c], e.bias[c], d, n)
+                   : emit_float_plane<false, false>(e.ch[c], e.scale[c], e.bias[c], d, n);
         }
         return;
+    }
     }
     kPortableKernels.emit(e, n);
 }
@@ -539,7 +568,7 @@ void yuv_u8_channels(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 }
 
 /// 16 Q5 samples -> 16 floats (or halves) at d: v * scale + bias.
-template <bool Half>
+template <bool Half, bool Stream = false>
 inline void store_float16(uint8_t* d, __m256i v, __m256 scale, __m256 bias) noexcept
 {
     const __m256 lo = _mm256_fmadd_ps(
@@ -547,17 +576,15 @@ inline void store_float16(uint8_t* d, __m256i v, __m256 scale, __m256 bias) noex
     const __m256 hi = _mm256_fmadd_ps(
         _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1))), scale, bias);
     if constexpr (Half) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d),
-                         _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16),
-                         _mm256_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT));
+        put_ph<Stream>(d, lo);
+        put_ph<Stream>(d + 16, hi);
     } else {
-        _mm256_storeu_ps(reinterpret_cast<float*>(d), lo);
-        _mm256_storeu_ps(reinterpret_cast<float*>(d + 32), hi);
+        put_ps<Stream>(d, lo);
+        put_ps<Stream>(d + 32, hi);
     }
 }
 
-template <int Blend, bool Half>
+template <int Blend, bool Half, bool Stream>
 void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const YuvSrc src(c);
@@ -576,9 +603,9 @@ void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     for (; x + 16 <= n; x += 16) {
         __m256i r, g, b;
         src.template rgb_q5<Blend>(x, r, g, b);
-        store_float16<Half>(pr + x * es, r, sr, br);
-        store_float16<Half>(pg + x * es, g, sg, bg);
-        store_float16<Half>(pb + x * es, b, sb, bb);
+        store_float16<Half, Stream>(pr + x * es, r, sr, br);
+        store_float16<Half, Stream>(pg + x * es, g, sg, bg);
+        store_float16<Half, Stream>(pb + x * es, b, sb, bb);
     }
     if (x < n) {
         alignas(32) uint8_t tail[3][16 * es];
@@ -663,10 +690,16 @@ template <int Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, si
     case EmitType::F16:
         if (!e.chw || e.channels != 3)
             return false;
-        if (e.type == EmitType::F16)
-            yuv_float_chw<Blend, true>(c, e, n);
-        else
-            yuv_float_chw<Blend, false>(c, e, n);
+        if (stream_row(e, 3)) {
+            if (e.type == EmitType::F16)
+                yuv_float_chw<Blend, true, true>(c, e, n);
+            else
+                yuv_float_chw<Blend, false, true>(c, e, n);
+        } else if (e.type == EmitType::F16) {
+            yuv_float_chw<Blend, true, false>(c, e, n);
+        } else {
+            yuv_float_chw<Blend, false, false>(c, e, n);
+        }
         return true;
     }
     return false;
@@ -688,7 +721,8 @@ bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 } // namespace
 
-const KernelSet kAvx2Kernels = {"avx2", hpass, vblend_simd, compose_simd, emit, yuv_emit, true};
+const KernelSet kAvx2Kernels = {"avx2", hpass,    vblend_simd, compose_simd,
+                                emit,   yuv_emit, true,        true};
 
 } // namespace edgetensor::detail::convert
 

@@ -305,21 +305,46 @@ inline __m512 to_f32(__m256i v, __m512 scale, __m512 bias) noexcept
     return _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(v)), scale), bias);
 }
 
-template <bool Half>
+/// Float vector stores; Stream: non-temporal, `d` aligned to the vector (stream_row()).
+template <bool Stream> ET_ALWAYS_INLINE void put_ps(uint8_t* d, __m512 v) noexcept
+{
+    if constexpr (Stream)
+        _mm512_stream_ps(reinterpret_cast<float*>(d), v);
+    else
+        _mm512_storeu_ps(d, v);
+}
+
+template <bool Stream> ET_ALWAYS_INLINE void put_ph(uint8_t* d, __m512 v) noexcept
+{
+    const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    if constexpr (Stream)
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(d), h);
+    else
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), h);
+}
+
+template <bool Half, bool Stream>
 void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t n) noexcept
 {
     const __m512 scale = _mm512_set1_ps(sc), bias = _mm512_set1_ps(bi);
     alignas(64) uint8_t tail[64];
     constexpr size_t es = Half ? 2 : 4;
     for (size_t x = 0; x < n; x += 16) {
-        uint8_t* out = n - x >= 16 ? dst + x * es : tail;
+        const bool full = n - x >= 16;
+        uint8_t* out = full ? dst + x * es : tail;
         const __m512 f =
             to_f32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + x)), scale, bias);
-        if constexpr (Half)
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                                _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
-        else
-            _mm512_storeu_ps(out, f);
+        if constexpr (Half) {
+            if (full)
+                put_ph<Stream>(out, f);
+            else
+                put_ph<false>(out, f);
+        } else {
+            if (full)
+                put_ps<Stream>(out, f);
+            else
+                put_ps<false>(out, f);
+        }
         if (out == tail)
             copy_bytes(dst + x * es, tail, (n - x) * es);
     }
@@ -448,17 +473,21 @@ void emit(const EmitArgs& e, size_t n) noexcept
         break;
     }
     case EmitType::F32:
-    case EmitType::F16:
+    case EmitType::F16: {
         if (!planar)
             break;
+        const bool nt = stream_row(e, e.channels);
         for (size_t c = 0; c < e.channels; ++c) {
             uint8_t* d = e.dst + c * e.plane_stride;
             if (e.type == EmitType::F16)
-                emit_float_plane<true>(e.ch[c], e.scale[c], e.bias[c], d, n);
+                nt ? emit_float_plane<true, true>(e.ch[c], e.scale[c], e.bias[c], d, n)
+                   : emit_float_plane<true, false>(e.ch[c], e.scale[c], e.bias[c], d, n);
             else
-                emit_float_plane<false>(e.ch[c], e.scale[c], e.bias[c], d, n);
+                nt ? emit_float_plane<false, true>(e.ch[c], e.scale[c], e.bias[c], d, n)
+                   : emit_float_plane<false, false>(e.ch[c], e.scale[c], e.bias[c], d, n);
         }
         return;
+    }
     case EmitType::QU8:
     case EmitType::QI8:
         if (e.qtable || e.channels == 2)
@@ -568,7 +597,7 @@ void yuv_u8(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 /// 32 Q5 samples -> 32 floats (or halves) at d: v * scale + bias, fused (as the AVX2 level's
 /// YUV kernel rounds).
-template <bool Half>
+template <bool Half, bool Stream = false>
 ET_ALWAYS_INLINE void store_float32(uint8_t* d, __m512i v, __m512 scale, __m512 bias) noexcept
 {
     const __m512 lo = _mm512_fmadd_ps(
@@ -576,17 +605,15 @@ ET_ALWAYS_INLINE void store_float32(uint8_t* d, __m512i v, __m512 scale, __m512 
     const __m512 hi = _mm512_fmadd_ps(
         _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(v, 1))), scale, bias);
     if constexpr (Half) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d),
-                            _mm512_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32),
-                            _mm512_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT));
+        put_ph<Stream>(d, lo);
+        put_ph<Stream>(d + 32, hi);
     } else {
-        _mm512_storeu_ps(d, lo);
-        _mm512_storeu_ps(d + 64, hi);
+        put_ps<Stream>(d, lo);
+        put_ps<Stream>(d + 64, hi);
     }
 }
 
-template <int Blend, bool Half>
+template <int Blend, bool Half, bool Stream>
 void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 {
     const YuvSrc src(c);
@@ -605,9 +632,9 @@ void yuv_float_chw(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
     for (; x + 32 <= n; x += 32) {
         __m512i r, g, b;
         src.template rgb_q5<Blend>(x, r, g, b);
-        store_float32<Half>(pr + x * es, r, sr, br);
-        store_float32<Half>(pg + x * es, g, sg, bg);
-        store_float32<Half>(pb + x * es, b, sb, bb);
+        store_float32<Half, Stream>(pr + x * es, r, sr, br);
+        store_float32<Half, Stream>(pg + x * es, g, sg, bg);
+        store_float32<Half, Stream>(pb + x * es, b, sb, bb);
     }
     if (x < n) {
         alignas(64) uint8_t tail[3][32 * es];
@@ -689,10 +716,16 @@ template <int Blend> bool yuv_emit_t(const ComposeArgs& c, const EmitArgs& e, si
     case EmitType::F16:
         if (!e.chw || e.channels != 3)
             break;
-        if (e.type == EmitType::F16)
-            yuv_float_chw<Blend, true>(c, e, n);
-        else
-            yuv_float_chw<Blend, false>(c, e, n);
+        if (stream_row(e, 3)) {
+            if (e.type == EmitType::F16)
+                yuv_float_chw<Blend, true, true>(c, e, n);
+            else
+                yuv_float_chw<Blend, false, true>(c, e, n);
+        } else if (e.type == EmitType::F16) {
+            yuv_float_chw<Blend, true, false>(c, e, n);
+        } else {
+            yuv_float_chw<Blend, false, false>(c, e, n);
+        }
         return true;
     case EmitType::QU8:
     case EmitType::QI8:
@@ -720,7 +753,8 @@ bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 } // namespace
 
-const KernelSet kAvx512Kernels = {"avx512", hpass, vblend_simd, compose_simd, emit, yuv_emit, true};
+const KernelSet kAvx512Kernels = {"avx512", hpass,    vblend_simd, compose_simd,
+                                  emit,     yuv_emit, true,        true};
 
 } // namespace edgetensor::detail::convert
 

@@ -330,6 +330,7 @@ bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 } // namespace
 
-const KernelSet kPortableKernels = {"portable", hpass, vblend, compose, emit, yuv_emit, false};
+const KernelSet kPortableKernels = {"portable", hpass,    vblend, compose,
+                                    emit,       yuv_emit, false,  false};
 
 } // namespace edgetensor::detail::convert

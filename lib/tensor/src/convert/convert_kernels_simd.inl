@@ -14,6 +14,19 @@ inline void copy_bytes(uint8_t* d, const uint8_t* s, size_t n) noexcept
         d[i] = s[i];
 }
 
+/// Whether a row of `planes` planes takes non-temporal stores: asked for, and every plane's row
+/// starts on a cache line, so that each full vector the kernels store is aligned (the partial
+/// last one goes through copy_bytes as always).
+inline bool stream_row(const EmitArgs& e, size_t planes) noexcept
+{
+    if (!e.stream)
+        return false;
+    for (size_t k = 0; k < planes; ++k)
+        if (reinterpret_cast<uintptr_t>(e.dst + k * e.plane_stride) % 64 != 0)
+            return false;
+    return true;
+}
+
 template <bool Blend> inline typename V::T vlerp(const VIn& in, typename V::T w, size_t x) noexcept
 {
     const typename V::T a = V::load(in.r0 + x);

@@ -530,7 +530,8 @@ bool yuv_emit(const ComposeArgs& c, const EmitArgs& e, size_t n) noexcept
 
 } // namespace
 
-const KernelSet kSse41Kernels = {"sse4.1", hpass, vblend_simd, compose_simd, emit, yuv_emit, false};
+const KernelSet kSse41Kernels = {"sse4.1", hpass,    vblend_simd, compose_simd,
+                                 emit,     yuv_emit, false,       false};
 
 } // namespace edgetensor::detail::convert
 
