@@ -287,7 +287,8 @@ def main():
                   f"; batches/s A+ {1 / med['A+'][0]:.0f}, A {1 / med['A'][0]:.0f}, "
                   f"B {1 / med['B'][0]:.0f}")
         print(f"A stats (N = {n}): batches {stat_of(stats, 'batches')}, partial "
-              f"{stat_of(stats, 'partial-batches')}, copies {stat_of(stats, 'copies')}")
+              f"{stat_of(stats, 'partial-batches')}, copies {stat_of(stats, 'copies')}, "
+              f"streamed {stat_of(stats, 'streamed')} of {stat_of(stats, 'frames')} frames")
         rows.append((name, med, {s: statistics.median(v) for s, v in ratios.items()},
                      stat_of(stats, "copies"), stat_of(stats, "partial-batches")))
 

@@ -202,17 +202,26 @@ bool convert_into(benchmark::State& state, et::Converter& conv, const et::Source
     return true;
 }
 
-std::vector<et::Converter> converters(benchmark::State& state, const Job& j)
+/// Whether the converters wrote with streaming stores, per job: [batch, singles] (-1 not run).
+int g_streams[kJobCount][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+
+/// One converter per slot; `batch`: each writes into one [N, 3, H, W] tensor, which it is told
+/// (ConvertConfig::dest_buffer_bytes), as tensorbatch tells its converters.
+std::vector<et::Converter> converters(benchmark::State& state, const Job& j, bool batch)
 {
     std::vector<et::Converter> convs;
     for (size_t i = 0; i < j.n; ++i) {
-        auto c = et::Converter::create(config_for(j, i));
+        et::ConvertConfig cfg = config_for(j, i);
+        if (batch)
+            cfg.dest_buffer_bytes = j.n * 3 * j.dh * j.dw * dtype_bytes(j.dtype);
+        auto c = et::Converter::create(cfg);
         if (!c) {
             state.SkipWithError(c.error().message().c_str());
             return {};
         }
         convs.push_back(std::move(*c));
     }
+    g_streams[state.range(0)][batch ? 0 : 1] = convs.front().streaming_stores() ? 1 : 0;
     return convs;
 }
 
@@ -228,7 +237,7 @@ void BM_BatchInPlace(benchmark::State& state)
 {
     const Job& j = kJobs[state.range(0)];
     const size_t rounds_n = rounds(j, state.range(1) != 0);
-    auto convs = converters(state, j);
+    auto convs = converters(state, j, true);
     if (convs.empty())
         return;
     std::vector<et::TensorDyn> batches;
@@ -265,7 +274,7 @@ void BM_Singles(benchmark::State& state)
 {
     const Job& j = kJobs[state.range(0)];
     const size_t rounds_n = rounds(j, state.range(1) != 0);
-    auto convs = converters(state, j);
+    auto convs = converters(state, j, false);
     if (convs.empty())
         return;
     std::vector<std::vector<et::TensorDyn>> outs(rounds_n);
@@ -509,7 +518,10 @@ class Summary : public edgetensor::bench::SummaryReporter
                             floor, RunTimes::ratio(ours, floor).c_str(),
                             RunTimes::ratio(stock, floor).c_str());
             }
-            std::printf("  %-48s bytes read %.1f MB, written %.1f MB\n", "", rd / 1e6, wr / 1e6);
+            auto stores = [](int v) { return v < 0 ? "-" : v ? "streaming" : "cached"; };
+            std::printf("  %-48s bytes read %.1f MB, written %.1f MB; stores: batch %s, singles "
+                        "%s\n",
+                        "", rd / 1e6, wr / 1e6, stores(g_streams[j][0]), stores(g_streams[j][1]));
         }
         std::printf("\ntargets: batch / singles <= 1.05x (issue 23 item 7); floor multiples are "
                     "reported (a cold figure: warm runs can beat a DRAM floor), the single-stream "

@@ -43,6 +43,7 @@ Result<SlotOutcome> convert_slot(PadStream& ps, GstBuffer* buf, const Roi* roi,
                           "conversion into the batch failed: " + r.error().message());
     o.state = SlotState::Filled;
     o.copied = r->copied;
+    o.streamed = conv->streaming_stores();
     SlotSource src;
     src.pad_index = ps.index();
     src.pts = GST_BUFFER_PTS(buf);
@@ -75,6 +76,8 @@ bool account(Streaming& st, const std::string& pad_name, const Result<SlotOutcom
         return true;
     }
     ++st.counters.frames;
+    if (o->streamed)
+        ++st.counters.streamed;
     if (o->copied) {
         ++st.counters.copies;
         if (st.warned.insert(pad_name + " copy").second)

@@ -26,6 +26,7 @@ namespace edgetensor::gst::tensorbatch
 struct SlotOutcome {
     SlotState state = SlotState::Skipped;
     bool copied = false;
+    bool streamed = false; ///< written with streaming stores (Converter::streaming_stores())
     std::string why;
     GstEdgeTensorBatchSlot record{};
     guint32 colorimetry = 0;

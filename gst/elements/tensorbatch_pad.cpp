@@ -40,6 +40,10 @@ Result<void> PadStream::set_caps(PadInput in, const Settings& s, size_t width, s
     auto cfg = tensorconvert::output_config(out, in.facts);
     if (!cfg)
         return unexpected(std::move(cfg).error());
+    // Every slot's converter writes into one batch tensor: the engine weighs that whole buffer
+    // against the cache when it chooses how to store (OutputStores::Auto).
+    if (auto bytes = batch_bytes(s, batch_shape(s, s.batch_size, width, height)))
+        cfg->dest_buffer_bytes = *bytes;
     std::optional<Converter> frame;
     if (s.mode == GST_TENSOR_BATCH_MODE_STREAMS) {
         auto conv = Converter::create(*cfg);

@@ -27,9 +27,10 @@ GstStructure* stats_structure(const Counters& c,
         c.batches, "partial-batches", G_TYPE_UINT64, c.partial_batches, "empty-slots",
         G_TYPE_UINT64, c.empty_slots, "dropped", G_TYPE_UINT64, c.dropped, "rois", G_TYPE_UINT64,
         c.rois, "rois-refused", G_TYPE_UINT64, c.rois_refused, "rois-filtered", G_TYPE_UINT64,
-        c.rois_filtered, GST_EDGE_TENSOR_STATS_HITS, G_TYPE_UINT64, hits,
-        GST_EDGE_TENSOR_STATS_MISSES, G_TYPE_UINT64, misses, GST_EDGE_TENSOR_STATS_EVICTIONS,
-        G_TYPE_UINT64, evictions, GST_EDGE_TENSOR_STATS_ENTRIES, G_TYPE_UINT, entries, nullptr);
+        c.rois_filtered, "streamed", G_TYPE_UINT64, c.streamed, GST_EDGE_TENSOR_STATS_HITS,
+        G_TYPE_UINT64, hits, GST_EDGE_TENSOR_STATS_MISSES, G_TYPE_UINT64, misses,
+        GST_EDGE_TENSOR_STATS_EVICTIONS, G_TYPE_UINT64, evictions, GST_EDGE_TENSOR_STATS_ENTRIES,
+        G_TYPE_UINT, entries, nullptr);
 }
 
 } // namespace edgetensor::gst::tensorbatch

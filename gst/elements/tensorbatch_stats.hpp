@@ -19,6 +19,7 @@ namespace edgetensor::gst::tensorbatch
 struct Counters {
     guint64 frames = 0;          ///< source frames (or regions) converted into slots
     guint64 copies = 0;          ///< frames read from a copy (bottom-up)
+    guint64 streamed = 0;        ///< frames written into their slots with streaming stores
     guint64 batches = 0;         ///< batches pushed
     guint64 partial_batches = 0; ///< batches with an empty slot
     guint64 empty_slots = 0;     ///< empty slots pushed

@@ -113,6 +113,57 @@ TEST(TensorBatch, EachStreamFillsItsSlotWithTheEnginesBytesAndTheCapsSayTheBatch
     EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
 }
 
+// A float CHW batch written with streaming stores (around the caches) holds the bytes cached
+// stores write. A batch this small stays cached by default (streamed 0);
+// EDGETENSOR_CONVERT_STORES=streaming makes every converter stream where its kernels can, as a
+// batch of half the last-level cache or more does (the engine's suite covers the choice).
+TEST(TensorBatch, AFloatBatchWrittenAroundTheCachesHoldsTheEnginesBytes)
+{
+    ConvertConfig cfg = slot_config();
+    cfg.layout = TensorLayout::Chw;
+    cfg.dtype = DType::F32;
+    cfg.mean = {123.675f, 116.28f, 103.53f, 0.f};
+    cfg.std = {58.395f, 57.12f, 57.375f, 1.f};
+    const size_t slot = 3 * 48 * 64 * 4;
+    bool can = false;
+    {
+        ConvertConfig probe = cfg;
+        probe.src_width = 320;
+        probe.src_height = 240;
+        probe.stores = OutputStores::Streaming;
+        auto conv = Converter::create(probe);
+        ASSERT_TRUE(conv) << conv.error().message();
+        can = conv->streaming_stores(); // AVX2 and AVX-512 levels
+    }
+    for (const bool stream : {false, true}) {
+        SCOPED_TRACE(stream ? "EDGETENSOR_CONVERT_STORES=streaming" : "default stores");
+        if (stream)
+            ::setenv("EDGETENSOR_CONVERT_STORES", "streaming", 1);
+        BatchHarness b("batch-size=2 width=64 height=48 layout=chw dtype=float32 "
+                       "mean=123.675,116.28,103.53 std=58.395,57.12,57.375",
+                       2);
+        gst_harness_set_src_caps_str(b.pads[0], kNv12);
+        gst_harness_set_src_caps_str(b.pads[1], kYuy2);
+        std::vector<BufferPtr> outs, f0s, f1s;
+        for (guint frame = 0; frame < 2; ++frame) {
+            f0s.push_back(pattern_frame(kNv12, frame));
+            f1s.push_back(pattern_frame(kYuy2, frame + 10));
+            ASSERT_EQ(b.push(0, f0s.back().get(), frame * 33 * GST_MSECOND), GST_FLOW_OK);
+            ASSERT_EQ(b.push(1, f1s.back().get(), frame * 33 * GST_MSECOND), GST_FLOW_OK);
+            outs.emplace_back(gst_harness_pull(b.out()));
+            ASSERT_TRUE(outs.back()) << b.messages(GST_MESSAGE_ERROR);
+        }
+        ::unsetenv("EDGETENSOR_CONVERT_STORES");
+        for (size_t i = 0; i < outs.size(); ++i) {
+            EXPECT_EQ(slot_bytes(outs[i].get(), 0, slot), engine_bytes(kNv12, f0s[i].get(), cfg));
+            EXPECT_EQ(slot_bytes(outs[i].get(), 1, slot), engine_bytes(kYuy2, f1s[i].get(), cfg));
+        }
+        EXPECT_EQ(b.stat("frames"), 4u);
+        EXPECT_EQ(b.stat("streamed"), stream && can ? 4u : 0u);
+        EXPECT_EQ(b.messages(GST_MESSAGE_ERROR), "");
+    }
+}
+
 // convert-on-arrival=true: a frame is converted into its slot as it arrives, in its pad's
 // thread (here the test's, which pushes it), before the batch it belongs to is complete;
 // otherwise the batching thread converts the frames once every stream has one. The batches
