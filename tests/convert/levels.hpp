@@ -9,7 +9,9 @@
 #include "reference.hpp"
 
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace edgetensor::test
@@ -58,21 +60,32 @@ inline std::vector<std::string> levels_here()
 
 constexpr uint8_t kCanary = 0x5A;
 
-/// Output of one run into a destination whose rows and planes carry `pad` canary bytes,
-/// which must come back untouched. Returns the tight image (padding stripped).
-inline std::vector<uint8_t> run_level(const std::string& level, const Frame& fr,
-                                      const ConvertConfig& cfg, size_t pad, std::string& err)
+/// A converter made on `level`; nullopt with `err` set when it cannot be made or runs another
+/// level than the one asked for.
+inline std::optional<Converter> level_converter(const std::string& level, const ConvertConfig& cfg,
+                                                std::string& err)
 {
     LevelScope scope(level);
     auto conv = Converter::create(cfg);
     if (!conv) {
         err = conv.error().message();
-        return {};
+        return std::nullopt;
     }
     if (conv->simd_level() != level) {
         err = "asked for " + level + ", converter runs " + std::string(conv->simd_level());
-        return {};
+        return std::nullopt;
     }
+    return std::move(*conv);
+}
+
+/// Output of one run into a destination whose rows and planes carry `pad` canary bytes,
+/// which must come back untouched. Returns the tight image (padding stripped).
+inline std::vector<uint8_t> run_level(const std::string& level, const Frame& fr,
+                                      const ConvertConfig& cfg, size_t pad, std::string& err)
+{
+    auto conv = level_converter(level, cfg, err);
+    if (!conv)
+        return {};
     const size_t es = dtype_size(cfg.dtype);
     const size_t rb = conv->min_row_stride();
     const size_t rows = conv->dst_height();

@@ -98,16 +98,9 @@ std::vector<uint8_t> run_into(const std::string& level, const Frame& fr, const C
                               size_t offset, size_t row_pad, size_t plane_pad, bool& streamed,
                               std::string& err)
 {
-    LevelScope scope(level);
-    auto conv = Converter::create(cfg);
-    if (!conv) {
-        err = conv.error().message();
+    auto conv = level_converter(level, cfg, err);
+    if (!conv)
         return {};
-    }
-    if (conv->simd_level() != level) {
-        err = "asked for " + level + ", converter runs " + std::string(conv->simd_level());
-        return {};
-    }
     streamed = conv->streaming_stores();
     const size_t rb = conv->min_row_stride();
     const size_t rows = conv->dst_height();
