@@ -213,7 +213,7 @@ std::vector<et::Converter> converters(benchmark::State& state, const Job& j, boo
     for (size_t i = 0; i < j.n; ++i) {
         et::ConvertConfig cfg = config_for(j, i);
         if (batch)
-            cfg.dest_buffer_bytes = j.n * 3 * j.dh * j.dw * dtype_bytes(j.dtype);
+            cfg.dest_buffer_bytes = size_t(job_bytes(j).second);
         auto c = et::Converter::create(cfg);
         if (!c) {
             state.SkipWithError(c.error().message().c_str());

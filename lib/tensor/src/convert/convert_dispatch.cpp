@@ -106,8 +106,9 @@ void fence_streaming_stores() noexcept
 namespace
 {
 
-/// "32768K", "1M", "512" (bytes) as sysfs writes cache sizes; 0 if unreadable.
-size_t read_cache_size(const std::string& path) noexcept
+/// A number as sysfs writes cache facts: "3" (a level), "32768K", "1M", "512" (sizes, K and M
+/// suffixes applied); 0 if unreadable.
+size_t read_sysfs_number(const std::string& path) noexcept
 {
     FILE* f = std::fopen(path.c_str(), "re");
     if (!f)
@@ -129,17 +130,13 @@ size_t find_last_level_cache() noexcept
 {
     // sysfs first: glibc's sysconf derives L3 from CPUID, which hypervisors may report
     // per host socket (this project's AMD guest: sysconf 320 MiB, sysfs and lscpu 32 MiB).
-    size_t best = 0;
-    int best_level = 0;
+    size_t best = 0, best_level = 0;
     for (int i = 0; i < 16; ++i) {
         const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i);
-        FILE* f = std::fopen((dir + "/level").c_str(), "re");
-        if (!f)
+        const size_t level = read_sysfs_number(dir + "/level");
+        if (level == 0)
             break;
-        int level = 0;
-        const bool ok = std::fscanf(f, "%d", &level) == 1;
-        std::fclose(f);
-        const size_t size = ok ? read_cache_size(dir + "/size") : 0;
+        const size_t size = read_sysfs_number(dir + "/size");
         if (size && level >= best_level) {
             best_level = level;
             best = size;

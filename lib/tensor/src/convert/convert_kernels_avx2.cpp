@@ -280,6 +280,15 @@ template <bool Stream> ET_ALWAYS_INLINE void put_ph(uint8_t* d, __m256 v) noexce
         _mm_storeu_si128(reinterpret_cast<__m128i*>(d), h);
 }
 
+/// One vector of floats, or of halves with Half.
+template <bool Half, bool Stream> ET_ALWAYS_INLINE void put(uint8_t* d, __m256 v) noexcept
+{
+    if constexpr (Half)
+        put_ph<Stream>(d, v);
+    else
+        put_ps<Stream>(d, v);
+}
+
 template <bool Half, bool Stream>
 void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t n) noexcept
 {
@@ -291,17 +300,10 @@ void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t
         uint8_t* out = full ? dst + x * es : tail;
         const __m256 f =
             to_f32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + x)), scale, bias);
-        if constexpr (Half) {
-            if (full)
-                put_ph<Stream>(out, f);
-            else
-                put_ph<false>(out, f);
-        } else {
-            if (full)
-                put_ps<Stream>(out, f);
-            else
-                put_ps<false>(out, f);
-        }
+        if (full)
+            put<Half, Stream>(out, f);
+        else
+            put<Half, false>(out, f); // the aligned scratch, copied out below
         if (out == tail)
             for (size_t i = 0; i < (n - x) * es; ++i)
                 dst[x * es + i] = tail[i];
@@ -575,13 +577,8 @@ inline void store_float16(uint8_t* d, __m256i v, __m256 scale, __m256 bias) noex
         _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v))), scale, bias);
     const __m256 hi = _mm256_fmadd_ps(
         _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1))), scale, bias);
-    if constexpr (Half) {
-        put_ph<Stream>(d, lo);
-        put_ph<Stream>(d + 16, hi);
-    } else {
-        put_ps<Stream>(d, lo);
-        put_ps<Stream>(d + 32, hi);
-    }
+    put<Half, Stream>(d, lo);
+    put<Half, Stream>(d + (Half ? 16 : 32), hi);
 }
 
 template <int Blend, bool Half, bool Stream>

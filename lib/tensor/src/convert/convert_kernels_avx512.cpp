@@ -323,6 +323,15 @@ template <bool Stream> ET_ALWAYS_INLINE void put_ph(uint8_t* d, __m512 v) noexce
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), h);
 }
 
+/// One vector of floats, or of halves with Half.
+template <bool Half, bool Stream> ET_ALWAYS_INLINE void put(uint8_t* d, __m512 v) noexcept
+{
+    if constexpr (Half)
+        put_ph<Stream>(d, v);
+    else
+        put_ps<Stream>(d, v);
+}
+
 template <bool Half, bool Stream>
 void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t n) noexcept
 {
@@ -334,17 +343,10 @@ void emit_float_plane(const int16_t* s, float sc, float bi, uint8_t* dst, size_t
         uint8_t* out = full ? dst + x * es : tail;
         const __m512 f =
             to_f32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + x)), scale, bias);
-        if constexpr (Half) {
-            if (full)
-                put_ph<Stream>(out, f);
-            else
-                put_ph<false>(out, f);
-        } else {
-            if (full)
-                put_ps<Stream>(out, f);
-            else
-                put_ps<false>(out, f);
-        }
+        if (full)
+            put<Half, Stream>(out, f);
+        else
+            put<Half, false>(out, f); // the aligned scratch, copied out below
         if (out == tail)
             copy_bytes(dst + x * es, tail, (n - x) * es);
     }
@@ -604,13 +606,8 @@ ET_ALWAYS_INLINE void store_float32(uint8_t* d, __m512i v, __m512 scale, __m512 
         _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(v))), scale, bias);
     const __m512 hi = _mm512_fmadd_ps(
         _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(v, 1))), scale, bias);
-    if constexpr (Half) {
-        put_ph<Stream>(d, lo);
-        put_ph<Stream>(d + 32, hi);
-    } else {
-        put_ps<Stream>(d, lo);
-        put_ps<Stream>(d + 64, hi);
-    }
+    put<Half, Stream>(d, lo);
+    put<Half, Stream>(d + (Half ? 32 : 64), hi);
 }
 
 template <int Blend, bool Half, bool Stream>
